@@ -1,0 +1,159 @@
+"""The `place` command line. User errors exit 2 with a message, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from place.errors import PlaceError
+from place.trajectory.model import FAMILIES, Trajectory
+
+EXIT_USAGE = 2
+
+
+def _summary(path: str, traj: Trajectory) -> str:
+    from place.reference.replay import replay
+
+    ref = replay(traj)
+    kinds = Counter(c.kind for c in ref.checkpoints)
+    families = Counter(q.family for _, _, q in traj.queries())
+    per_family = ", ".join(f"{f} {families.get(f, 0)}" for f in FAMILIES)
+    pairs = sum(1 for _, _, q in traj.queries() if q.pair_insert is not None)
+    conflicts = sum(1 for p in traj.probes if p.conflict is not None)
+    return (
+        f"{path}: ok: {len(traj.conversations)} conversations, {len(traj.turns())} turns, "
+        f"{kinds['post-update']} post-update and {kinds['pre-query']} pre-query checkpoints, "
+        f"{sum(families.values())} queries ({per_family}), {pairs} pairs, "
+        f"{len(traj.probes)} probes ({conflicts} with conflicts)"
+    )
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from place.trajectory.loader import load_trajectory
+
+    failed = False
+    for path in args.files:
+        try:
+            traj = load_trajectory(path)
+        except PlaceError as exc:
+            failed = True
+            print(str(exc), file=sys.stderr)
+            continue
+        print(_summary(path, traj))
+    return EXIT_USAGE if failed else 0
+
+
+def reference_json(traj: Trajectory) -> dict:
+    """The `place reference --json` document (sorted lists, checkpoints in trajectory order)."""
+    from place.reference.replay import replay
+
+    ref = replay(traj)
+    return {
+        "checkpoints": [
+            {
+                "turn": c.turn,
+                "kind": c.kind,
+                "date": c.date.isoformat(),
+                "state": sorted([list(f) for f in c.state]),
+            }
+            for c in ref.checkpoints
+        ],
+        "queries": [
+            {
+                "id": q.id,
+                "authorized": list(q.support.values),
+                "authorized_b": list(q.support_b.values) if q.support_b is not None else None,
+            }
+            for q in ref.queries
+        ],
+        "probes": [{"id": p.id, "authorized": list(p.support.values)} for p in ref.probes],
+    }
+
+
+def cmd_reference(args: argparse.Namespace) -> int:
+    from place.trajectory.loader import load_trajectory
+
+    doc = reference_json(load_trajectory(args.file))
+    if args.json:
+        print(json.dumps(doc, indent=None if args.compact else 2, ensure_ascii=False))
+        return 0
+    for c in doc["checkpoints"]:
+        print(f"{c['kind']:<11} {c['turn']:<14} {c['date']}  {len(c['state'])} facts")
+    for q in doc["queries"]:
+        print(f"query {q['id']}: {q['authorized'] or 'ABSTAIN'}")
+    for p in doc["probes"]:
+        print(f"probe {p['id']}: {p['authorized'] or 'ABSTAIN'}")
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from place.lexicon import Lexicon
+    from place.lexicon.outcome import outcome
+    from place.trajectory.loader import load_trajectory
+
+    traj = load_trajectory(args.file)
+    if args.predicate is not None and args.predicate not in traj.schema.predicates:
+        allowed = ", ".join(sorted(traj.schema.predicates))
+        raise PlaceError(f"--predicate {args.predicate!r} is not in the schema; allowed: {allowed}")
+    lexicon = Lexicon(traj.schema, traj.principal)
+    facts = sorted(lexicon.read(args.text, predicate=args.predicate))
+    for fact in facts:
+        print(f"fact: ({fact.entity}, {fact.predicate}, {fact.value}, {fact.scope})")
+    if not facts:
+        print("fact: none")
+    if args.predicate is not None:
+        print(f"outcome: {sorted(outcome(lexicon, args.text, args.predicate))}")
+    return 0
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="place", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="validate trajectory files")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("reference", help="print the reference states and authorized supports")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument("--compact", action="store_true", help="with --json: no indentation")
+    p.set_defaults(func=cmd_reference)
+
+    p = sub.add_parser("parse", help="show what the readback β reads from a text")
+    p.add_argument("file", help="trajectory whose schema (lexicon) to use")
+    p.add_argument("--text", required=True)
+    p.add_argument("--predicate", help="also read TEXT as an answer about this predicate (Ω)")
+    p.set_defaults(func=cmd_parse)
+    return parser
+
+
+def _hydra_command(name: str) -> Callable[[Sequence[str]], int] | None:
+    """Commands handed to Hydra-driven entry points, which parse their own arguments."""
+    if name == "run":
+        from place.runner.app import run_main
+
+        return run_main
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and (hydra_cmd := _hydra_command(argv[0])) is not None:
+            return hydra_cmd(argv[1:])
+        args = _build_parser().parse_args(argv)
+        return int(args.func(args))
+    except PlaceError as exc:
+        print(f"place: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("place: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Small builders for hand-computed trajectories in tests (no file I/O, no loader)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from place.trajectory.model import (
+    Conversation,
+    Entity,
+    Event,
+    Predicate,
+    Probe,
+    Query,
+    Schema,
+    Scope,
+    Trajectory,
+    Turn,
+)
+
+
+def d(text: str) -> dt.date:
+    return dt.date.fromisoformat(text)
+
+
+def schema() -> Schema:
+    """alex (principal) and dana; scopes trip and work; one/many predicates of several types."""
+    return Schema(
+        entities={
+            "alex": Entity("alex", "Alex"),
+            "dana": Entity("dana", "Dana", ("my sister",)),
+        },
+        scopes={"trip": Scope("trip", ("Lisbon",)), "work": Scope("work", ("work",))},
+        predicates={
+            "flight": Predicate(
+                "flight", "time", "one", ("flight",), {"07:15": (), "09:40": (), "06:05": ()},
+                default_scope="trip",
+            ),
+            "hotel": Predicate(
+                "hotel", "enum", "one", ("hotel",), {"Avenida": (), "Lumen": (), "Marriott": ()}
+            ),
+            "diet": Predicate("diet", "enum", "many", ("diet",), {"vegetarian": (), "nut-free": ()}),
+            "city": Predicate("city", "enum", "one", ("staying in",), {"Porto": (), "Lisbon": ()}),
+        },
+    )
+
+
+def ev(turn: str, i: int, op: str, entity: str, predicate: str, value: str | None = None,
+       scope: str = "global", valid_from: str | None = None, valid_until: str | None = None) -> Event:
+    return Event(
+        id=f"{turn}#{i}", op=op, entity=entity, predicate=predicate, scope=scope,  # type: ignore[arg-type]
+        value=value,
+        valid_from=d(valid_from) if valid_from else None,
+        valid_until=d(valid_until) if valid_until else None,
+    )
+
+
+def user(turn_id: str, *events: dict[str, Any], text: str = "...") -> Turn:
+    built = tuple(ev(turn_id, i + 1, **e) for i, e in enumerate(events))
+    return Turn(turn_id, "user", text, events=built)
+
+
+def ask(turn_id: str, qid: str, entity: str, predicate: str, gold: tuple[str, ...] = (),
+        scope: str = "global", as_of: str = "2026-03-02", family: str = "supersession",
+        insert: tuple[Turn, ...] | None = None) -> Turn:
+    query = Query(qid, family, entity, predicate, scope, d(as_of), gold, insert)  # type: ignore[arg-type]
+    return Turn(turn_id, "user", "?", query=query)
+
+
+def trajectory(*conversations: tuple[str, str, list[Turn]], probes: tuple[Probe, ...] = ()) -> Trajectory:
+    convs = tuple(Conversation(cid, d(date), tuple(turns)) for cid, date, turns in conversations)
+    return Trajectory(id="t", principal="alex", schema=schema(), conversations=convs, probes=probes)
