@@ -1,0 +1,435 @@
+"""Hand-written cases for the lexicon: typed surface forms, β over text, historical cues, Ω."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from place.lexicon import (
+    ABSTAIN,
+    CUES,
+    Lexicon,
+    abstains,
+    f1,
+    gold_outcome,
+    is_canonical,
+    outcome,
+    value_pattern,
+)
+from place.trajectory.model import Entity, Fact, Predicate, Schema, Scope
+
+SCHEMA_FILE = Path(__file__).parent / "data" / "lexicon_schema.yaml"
+
+
+def schema_from_yaml(path: Path) -> tuple[Schema, str]:
+    """Just enough of a loader for the test schema (the real loader is tested elsewhere)."""
+    doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = doc["schema"]
+    entities = {
+        eid: Entity(eid, e["name"], tuple(e.get("aliases", ()))) for eid, e in raw["entities"].items()
+    }
+    scopes = {sid: Scope(sid, tuple(s.get("aliases", ()))) for sid, s in raw["scopes"].items()}
+    predicates = {
+        pid: Predicate(
+            id=pid,
+            type=p["type"],
+            cardinality=p["cardinality"],
+            keywords=tuple(p["keywords"]),
+            values={str(v): tuple(a) for v, a in p["values"].items()},
+            default_scope=p.get("default_scope"),
+        )
+        for pid, p in raw["predicates"].items()
+    }
+    return Schema(entities, scopes, predicates), doc["principal"]
+
+
+SCHEMA, PRINCIPAL = schema_from_yaml(SCHEMA_FILE)
+LEX = Lexicon(SCHEMA, PRINCIPAL)
+
+TRIP = "trip-lisbon"
+
+
+def facts(*items: tuple[str, str, str, str]) -> set[Fact]:
+    return {Fact(*item) for item in items}
+
+
+# --- typed surface forms, read through values_in ----------------------------------------
+
+VALUE_CASES: list[tuple[str, str, set[str]]] = [
+    # times: 24 h, dotted, am/pm, whole hours, named hours, aliases
+    ("flight_departure", "leaves at 9.40", {"09:40"}),
+    ("flight_departure", "leaves at 9:40", {"09:40"}),
+    ("flight_departure", "leaves at 09:40", {"09:40"}),
+    ("flight_departure", "leaves at 9:40 am", {"09:40"}),
+    ("flight_departure", "leaves at 9:40am", {"09:40"}),
+    ("flight_departure", "leaves at 9:40 a.m. sharp", {"09:40"}),
+    ("flight_departure", "leaves at 21:40", {"21:40"}),
+    ("flight_departure", "leaves at 9:40 pm", {"21:40"}),
+    ("flight_departure", "leaves at 9:40pm", {"21:40"}),
+    ("flight_departure", "leaves at 9.40 p.m.", {"21:40"}),
+    ("flight_departure", "leaves at 19:40", {"19:40"}),
+    ("flight_departure", "leaves at twenty to ten", {"09:40"}),
+    ("flight_departure", "leaves at Twenty To Ten", {"09:40"}),
+    ("flight_departure", "leaves at 7 am", {"07:00"}),
+    ("flight_departure", "leaves at 7am.", {"07:00"}),
+    ("flight_departure", "leaves at 7 o'clock", {"07:00"}),
+    ("flight_departure", "leaves at 7 pm", {"19:00"}),
+    ("flight_departure", "leaves at 7:00", {"07:00"}),
+    ("flight_departure", "leaves at noon", {"12:00"}),
+    ("flight_departure", "leaves at midnight", {"00:00"}),
+    ("flight_departure", "leaves at 17:15 or 7:155", set()),
+    ("flight_departure", "gate 9:40:12 closes", set()),
+    # dates
+    ("checkin", "on 2026-03-14", {"2026-03-14"}),
+    ("checkin", "on 14 March", {"2026-03-14"}),
+    ("checkin", "on the 14th of March", {"2026-03-14"}),
+    ("checkin", "on March 14th", {"2026-03-14"}),
+    ("checkin", "on Mar. 14", {"2026-03-14"}),
+    ("checkin", "on mar 14", {"2026-03-14"}),
+    ("checkin", "on March 14, 2026", {"2026-03-14"}),
+    ("checkin", "on 14 March 2026", {"2026-03-14"}),
+    ("checkin", "on March 14, 2027", set()),
+    ("checkin", "on 4 March", {"2026-03-04"}),
+    ("checkin", "on April 14", {"2026-04-14"}),
+    ("checkin", "on 2026-03-141", set()),
+    # numbers: never inside another number, time, date, decimal or amount of money
+    ("party_size", "13 people", {"13"}),
+    ("party_size", "3 people", {"3"}),
+    ("party_size", "at 3:00", set()),
+    ("party_size", "on 2026-03-14", set()),
+    ("party_size", "about 3.5", set()),
+    ("party_size", "costs €300", set()),
+    ("party_size", "3.0 people", {"3"}),
+    ("party_size", "2.50 people", {"2.5"}),
+    ("party_size", "300 guests", {"300"}),
+    # money
+    ("budget", "is €1,200", {"1200 EUR"}),
+    ("budget", "is €1200", {"1200 EUR"}),
+    ("budget", "is € 1200", {"1200 EUR"}),
+    ("budget", "is 1200€", {"1200 EUR"}),
+    ("budget", "is 1200 EUR", {"1200 EUR"}),
+    ("budget", "is EUR 1200", {"1200 EUR"}),
+    ("budget", "is 1,200 EUR", {"1200 EUR"}),
+    ("budget", "is 1,200 euros", {"1200 EUR"}),
+    ("budget", "is 1200 euro", {"1200 EUR"}),
+    ("budget", "is €200", {"200 EUR"}),
+    ("budget", "is $300", {"300 USD"}),
+    ("budget", "is US$300", {"300 USD"}),
+    ("budget", "is 300 dollars", {"300 USD"}),
+    ("budget", "is £1,200.50", {"1200.50 GBP"}),
+    ("budget", "is 1200.50 pounds", {"1200.50 GBP"}),
+    ("budget", "is 1200", set()),
+    ("budget", "is €1,200.75", set()),
+    ("budget", "is A$300", set()),
+    # enums: canonical, aliases, case, accents, longest match
+    ("hotel", "the Pensão Amor", {"Pensão Amor"}),
+    ("hotel", "the PENSAO AMOR", {"Pensão Amor"}),
+    ("hotel", "the Lumen Spa", {"Lumen Spa"}),
+    ("hotel", "Hotel  Lumen", {"Hotel Lumen"}),
+    ("hotel", "Lumenspa and Avenidas", set()),
+    ("diet", "strictly nut-free", {"nut allergy"}),
+    ("diet", "I'm allergic to nuts", {"nut allergy"}),
+]
+
+
+@pytest.mark.parametrize(("predicate", "text", "expected"), VALUE_CASES)
+def test_values_in(predicate: str, text: str, expected: set[str]) -> None:
+    assert LEX.values_in(text, predicate) == expected
+
+
+# --- historical cues ----------------------------------------------------------------------
+
+CUE_CASES: list[tuple[str, str, set[str]]] = [
+    ("flight_departure", "My flight was changed from 7:15 to 9:40", {"09:40"}),
+    ("flight_departure", "They moved my flight from 7:15 to 9:40.", {"09:40"}),
+    ("flight_departure", "Previously it was 7:15; now 9:40", {"09:40"}),
+    ("flight_departure", "The old 7:15 flight is gone, I take the 9:40", {"09:40"}),
+    ("flight_departure", "Originally at 7:15. Now it leaves at 9:40", {"09:40"}),
+    ("flight_departure", "The flight isn't at 7:15 anymore", set()),
+    ("flight_departure", "Not sure, but I think 9:40", {"09:40"}),
+    ("flight_departure", "I'm not sure if it leaves at 9:40", {"09:40"}),
+    ("flight_departure", "It was 7:15 and no longer is", {"07:15"}),
+    ("hotel", "I'm staying at Hotel Lumen instead of Avenida", {"Hotel Lumen"}),
+    ("hotel", "Lumen rather than the Avenida", {"Hotel Lumen"}),
+    ("hotel", "it's Hotel Lumen in Lisbon, not Avenida.", {"Hotel Lumen"}),
+    ("hotel", "I used to stay at the Marriott", set()),
+    ("hotel", "I switched from Avenida to Lumen", {"Hotel Lumen"}),
+    ("hotel", "I cancelled the Avenida booking and took the Marriott", {"Marriott"}),
+    ("hotel", "Formerly Hotel Avenida", set()),
+    ("hotel", "The Marriott, not the Avenida but maybe Avenida again", {"Hotel Avenida", "Marriott"}),
+    ("diet", "I no longer eat vegetarian food", set()),
+    ("diet", "I'm not vegetarian anymore", set()),
+    ("diet", "I'm not vegetarian any more, I'm vegan", {"vegan"}),
+    ("diet", "I don't have a nut allergy", set()),
+    ("diet", "I'm vegetarian, not vegan", {"vegetarian"}),
+    ("diet", "I eat vegan food instead of vegetarian food", {"vegan"}),
+    ("checkin", "Arrival changed from 4 March to 14 March", {"2026-03-14"}),
+    ("budget", "Budget went up to €1,200 instead of €200", {"1200 EUR"}),
+]
+
+
+@pytest.mark.parametrize(("predicate", "text", "expected"), CUE_CASES)
+def test_historical_cues(predicate: str, text: str, expected: set[str]) -> None:
+    assert LEX.values_in(text, predicate) == expected
+
+
+CUE_EXAMPLES = {
+    r"instead\s+of": "instead of",
+    r"rather\s+than": "rather than",
+    r"no\s+longer": "no longer",
+    r"previously": "previously",
+    r"used\s+to": "used to",
+    r"formerly": "formerly",
+    r"originally": "originally",
+    "(?:changed": "was changed from",
+    r"cancell?ed": "cancelled",
+    r"former|old": "the old",
+    "not": "not",
+}
+
+
+@pytest.mark.parametrize("cue", CUES, ids=lambda c: c.pattern[:20])
+def test_every_cue_marks_the_value_after_it(cue: Any) -> None:
+    example = next(v for k, v in CUE_EXAMPLES.items() if cue.pattern.startswith(k))
+    assert cue.reason and cue.max_gap >= 1
+    assert LEX.values_in(f"the hotel is {example} Avenida", "hotel") == set()
+    assert LEX.values_in(f"the hotel is Avenida, {example} something", "hotel") == {
+        "Hotel Avenida"
+    }
+
+
+# --- β over a record: keywords, entities, scopes ----------------------------------------
+
+READ_CASES: list[tuple[str, str | None, set[Fact]]] = [
+    (
+        "My flight leaves at 9.40",
+        None,
+        facts(("alex", "flight_departure", "09:40", TRIP)),
+    ),
+    (
+        "My sister Dana's flight leaves at 6:05.",
+        None,
+        facts(("dana", "flight_departure", "06:05", TRIP)),
+    ),
+    (
+        "Alex and Dana both take off at 7:15",
+        None,
+        facts(("alex", "flight_departure", "07:15", TRIP), ("dana", "flight_departure", "07:15", TRIP)),
+    ),
+    (
+        "Alex and my sister are vegetarian",
+        None,
+        facts(("alex", "diet", "vegetarian", "global"), ("dana", "diet", "vegetarian", "global")),
+    ),
+    (
+        "I booked Hotel Avenida for Lisbon. For work trips I always book the Marriott.",
+        None,
+        facts(
+            ("alex", "hotel", "Hotel Avenida", TRIP),
+            ("alex", "hotel", "Hotel Avenida", "work"),
+            ("alex", "hotel", "Marriott", TRIP),
+            ("alex", "hotel", "Marriott", "work"),
+        ),
+    ),
+    (
+        "On business I book the Marriott",
+        None,
+        facts(("alex", "hotel", "Marriott", "work")),
+    ),
+    (
+        "I'm staying at the Pensão Amor",
+        None,
+        facts(("alex", "hotel", "Pensão Amor", "global")),
+    ),
+    (
+        "For work my flight departs at 21:40",
+        None,
+        facts(("alex", "flight_departure", "21:40", "work")),
+    ),
+    (
+        "I love the Avenida",
+        None,
+        set(),
+    ),
+    (
+        "Hotel Lumen is near the 9:40 bus stop",
+        None,
+        facts(("alex", "hotel", "Hotel Lumen", "global")),
+    ),
+    (
+        "My flight at 9:40 lands near Hotel Lumen",
+        "hotel",
+        facts(("alex", "hotel", "Hotel Lumen", "global")),
+    ),
+    (
+        "My flight at 9:40 lands near Hotel Lumen",
+        "flight_departure",
+        facts(("alex", "flight_departure", "09:40", TRIP)),
+    ),
+    (
+        "Hotel Lumen",
+        "flight_departure",
+        set(),
+    ),
+    (
+        "I'm currently in Lisbon",
+        None,
+        facts(("alex", "current_city", "Lisbon", "global")),
+    ),
+    (
+        "I'm currently in Porto for work",
+        None,
+        facts(("alex", "current_city", "Porto", "work")),
+    ),
+    (
+        "We arrive on the 14th of March, 13 people in total, budget €1,200",
+        None,
+        facts(
+            ("alex", "checkin", "2026-03-14", "global"),
+            ("alex", "party_size", "13", "global"),
+            ("alex", "budget", "1200 EUR", "global"),
+        ),
+    ),
+    (
+        "Dana's flight was changed from 7:15 to twenty to ten",
+        None,
+        facts(("dana", "flight_departure", "09:40", TRIP)),
+    ),
+    (
+        "It takes off at 9:40",
+        None,
+        set(),  # "take off" is the keyword; "takes off" is another word
+    ),
+    (
+        "",
+        None,
+        set(),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "predicate", "expected"), READ_CASES)
+def test_read(text: str, predicate: str | None, expected: set[Fact]) -> None:
+    assert LEX.read(text, predicate) == expected
+
+
+def test_read_with_predicate_is_a_filter_of_full_read() -> None:
+    text = "My flight at 9:40 lands near Hotel Lumen; I'm vegan. Budget €200."
+    full = LEX.read(text)
+    for pid in SCHEMA.predicates:
+        assert LEX.read(text, pid) == {f for f in full if f.predicate == pid}
+
+
+def test_read_returns_a_fresh_set() -> None:
+    first = LEX.read("My flight leaves at 9.40")
+    first.clear()
+    assert LEX.read("My flight leaves at 9.40")
+
+
+def test_matches_report_historical_occurrences() -> None:
+    found = LEX.matches("changed from 7:15 to 9:40", "flight_departure")
+    assert [(m.value, m.historical) for m in found] == [("07:15", True), ("09:40", False)]
+
+
+def test_value_counts_when_one_occurrence_is_current() -> None:
+    assert LEX.values_in("instead of Avenida. Avenida it is.", "hotel") == {"Hotel Avenida"}
+
+
+# --- construction errors ------------------------------------------------------------------
+
+
+def test_unknown_principal_is_rejected() -> None:
+    with pytest.raises(ValueError, match="principal"):
+        Lexicon(SCHEMA, "nobody")
+
+
+def test_unknown_predicate_is_rejected() -> None:
+    with pytest.raises(KeyError):
+        LEX.values_in("x", "nope")
+
+
+@pytest.mark.parametrize(
+    ("value_type", "value", "ok"),
+    [
+        ("time", "09:40", True),
+        ("time", "9:40", False),
+        ("time", "24:00", False),
+        ("date", "2026-03-14", True),
+        ("date", "14 March", False),
+        ("number", "2.5", True),
+        ("number", "2,5", False),
+        ("money", "1200 EUR", True),
+        ("money", "€1200", False),
+        ("enum", "Hotel Lumen", True),
+        ("enum", " ", False),
+    ],
+)
+def test_is_canonical(value_type: str, value: str, ok: bool) -> None:
+    assert is_canonical(value_type, value) is ok
+
+
+def test_non_canonical_typed_value_is_an_error() -> None:
+    with pytest.raises(ValueError, match="canonical time"):
+        value_pattern("time", "9:40")
+
+
+# --- Ω and F1 -------------------------------------------------------------------------------
+
+OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
+    ("I don't know.", "flight_departure", frozenset({ABSTAIN})),
+    ("I don’t know", "flight_departure", frozenset({ABSTAIN})),
+    ("Unknown", "hotel", frozenset({ABSTAIN})),
+    ("There is no record of that.", "hotel", frozenset({ABSTAIN})),
+    ("I do not have any information about your diet.", "diet", frozenset({ABSTAIN})),
+    ("It is not mentioned in my memory.", "diet", frozenset({ABSTAIN})),
+    ("I can't find that.", "hotel", frozenset({ABSTAIN})),
+    ("None.", "diet", frozenset({ABSTAIN})),
+    ("No.", "diet", frozenset({ABSTAIN})),
+    ("", "diet", frozenset({ABSTAIN})),
+    ("Your flight leaves at 9:40.", "flight_departure", frozenset({"09:40"})),
+    ("9.40 p.m.", "flight_departure", frozenset({"21:40"})),
+    ("It was changed from 7:15 to 9:40.", "flight_departure", frozenset({"09:40"})),
+    ("I don't know, maybe 9:40", "flight_departure", frozenset({"09:40"})),
+    ("Hotel Lumen in Lisbon, and the Marriott for work", "hotel", frozenset({"Hotel Lumen", "Marriott"})),
+    ("You are vegetarian and allergic to nuts.", "diet", frozenset({"vegetarian", "nut allergy"})),
+    ("You don't have a nut allergy.", "diet", frozenset({ABSTAIN})),
+    ("Lisbon is lovely this time of year.", "hotel", frozenset()),
+    ("Your flight leaves at 9:40.", "hotel", frozenset()),
+]
+
+
+@pytest.mark.parametrize(("answer", "predicate", "expected"), OUTCOME_CASES)
+def test_outcome(answer: str, predicate: str, expected: frozenset[str]) -> None:
+    assert outcome(LEX, answer, predicate) == expected
+
+
+def test_abstains_needs_whole_words() -> None:
+    assert not abstains("The Nonesuch Hotel")
+    assert not abstains("Nothingham is not a city")  # "not" alone is no abstention
+    assert abstains("No idea, sorry")
+
+
+@pytest.mark.parametrize(
+    ("predicted", "gold", "expected"),
+    [
+        (set(), set(), 1.0),
+        ({"a"}, {"b"}, 0.0),
+        ({"a"}, set(), 0.0),
+        (set(), {"a"}, 0.0),
+        ({"a", "b"}, {"a"}, 2 / 3),
+        ({"a", "b"}, {"a", "b"}, 1.0),
+        ({"a", "b"}, {"b", "c"}, 0.5),
+    ],
+)
+def test_f1(predicted: set[str], gold: set[str], expected: float) -> None:
+    assert f1(predicted, gold) == pytest.approx(expected)
+
+
+def test_gold_outcome() -> None:
+    assert gold_outcome([]) == frozenset({ABSTAIN})
+    assert gold_outcome(("09:40",)) == frozenset({"09:40"})
+    assert f1(outcome(LEX, "I don't know", "diet"), gold_outcome([])) == 1.0
+    assert f1(outcome(LEX, "vegetarian", "diet"), gold_outcome([])) == 0.0
