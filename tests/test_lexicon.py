@@ -29,7 +29,8 @@ def schema_from_yaml(path: Path) -> tuple[Schema, str]:
     doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     raw = doc["schema"]
     entities = {
-        eid: Entity(eid, e["name"], tuple(e.get("aliases", ()))) for eid, e in raw["entities"].items()
+        eid: Entity(eid, e["name"], tuple(e.get("aliases", ())))
+        for eid, e in raw["entities"].items()
     }
     scopes = {sid: Scope(sid, tuple(s.get("aliases", ()))) for sid, s in raw["scopes"].items()}
     predicates = {
@@ -146,6 +147,7 @@ CUE_CASES: list[tuple[str, str, set[str]]] = [
     ("flight_departure", "My flight was changed from 7:15 to 9:40", {"09:40"}),
     ("flight_departure", "They moved my flight from 7:15 to 9:40.", {"09:40"}),
     ("flight_departure", "Previously it was 7:15; now 9:40", {"09:40"}),
+    ("flight_departure", "The flight was moved to 9:40 from 7:15", {"09:40"}),
     ("flight_departure", "The old 7:15 flight is gone, I take the 9:40", {"09:40"}),
     ("flight_departure", "Originally at 7:15. Now it leaves at 9:40", {"09:40"}),
     ("flight_departure", "The flight isn't at 7:15 anymore", set()),
@@ -159,7 +161,11 @@ CUE_CASES: list[tuple[str, str, set[str]]] = [
     ("hotel", "I switched from Avenida to Lumen", {"Hotel Lumen"}),
     ("hotel", "I cancelled the Avenida booking and took the Marriott", {"Marriott"}),
     ("hotel", "Formerly Hotel Avenida", set()),
-    ("hotel", "The Marriott, not the Avenida but maybe Avenida again", {"Hotel Avenida", "Marriott"}),
+    (
+        "hotel",
+        "The Marriott, not the Avenida but maybe Avenida again",
+        {"Hotel Avenida", "Marriott"},
+    ),
     ("diet", "I no longer eat vegetarian food", set()),
     ("diet", "I'm not vegetarian anymore", set()),
     ("diet", "I'm not vegetarian any more, I'm vegan", {"vegan"}),
@@ -196,9 +202,7 @@ def test_every_cue_marks_the_value_after_it(cue: Any) -> None:
     example = next(v for k, v in CUE_EXAMPLES.items() if cue.pattern.startswith(k))
     assert cue.reason and cue.max_gap >= 1
     assert LEX.values_in(f"the hotel is {example} Avenida", "hotel") == set()
-    assert LEX.values_in(f"the hotel is Avenida, {example} something", "hotel") == {
-        "Hotel Avenida"
-    }
+    assert LEX.values_in(f"the hotel is Avenida, {example} something", "hotel") == {"Hotel Avenida"}
 
 
 # --- β over a record: keywords, entities, scopes ----------------------------------------
@@ -217,7 +221,9 @@ READ_CASES: list[tuple[str, str | None, set[Fact]]] = [
     (
         "Alex and Dana both take off at 7:15",
         None,
-        facts(("alex", "flight_departure", "07:15", TRIP), ("dana", "flight_departure", "07:15", TRIP)),
+        facts(
+            ("alex", "flight_departure", "07:15", TRIP), ("dana", "flight_departure", "07:15", TRIP)
+        ),
     ),
     (
         "Alex and my sister are vegetarian",
@@ -393,7 +399,11 @@ OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
     ("9.40 p.m.", "flight_departure", frozenset({"21:40"})),
     ("It was changed from 7:15 to 9:40.", "flight_departure", frozenset({"09:40"})),
     ("I don't know, maybe 9:40", "flight_departure", frozenset({"09:40"})),
-    ("Hotel Lumen in Lisbon, and the Marriott for work", "hotel", frozenset({"Hotel Lumen", "Marriott"})),
+    (
+        "Hotel Lumen in Lisbon, and the Marriott for work",
+        "hotel",
+        frozenset({"Hotel Lumen", "Marriott"}),
+    ),
     ("You are vegetarian and allergic to nuts.", "diet", frozenset({"vegetarian", "nut allergy"})),
     ("You don't have a nut allergy.", "diet", frozenset({ABSTAIN})),
     ("Lisbon is lovely this time of year.", "hotel", frozenset()),

@@ -49,7 +49,7 @@ CUES: tuple[Cue, ...] = (
     Cue(r"originally", 3, "superseded plan: 'originally at 7:15'"),
     Cue(
         r"(?:changed|moved|switched|updated|rescheduled|shifted|pushed|brought\s+forward)"
-        r"(?:\s+[\w'’]+){0,3}?\s+from",
+        r"(?:\s+\S+){0,3}?\s+from",
         2,
         "names the old value of a change: 'was changed from 7:15 to 9:40', 'moved my flight from'",
     ),

@@ -75,9 +75,7 @@ class Lexicon:
         self._entities = _named_patterns(
             (eid, entity.surface_forms) for eid, entity in schema.entities.items()
         )
-        self._scopes = _named_patterns(
-            (sid, scope.aliases) for sid, scope in schema.scopes.items()
-        )
+        self._scopes = _named_patterns((sid, scope.aliases) for sid, scope in schema.scopes.items())
         self._read_cached = lru_cache(maxsize=_CACHE_SIZE)(self._read_uncached)
         self._matches_cached = lru_cache(maxsize=_CACHE_SIZE)(self._matches_uncached)
 
@@ -166,9 +164,7 @@ def _drop_contained(raw: list[tuple[int, int, str]]) -> list[tuple[int, int, str
     kept = [
         (s, e, v)
         for s, e, v in raw
-        if not any(
-            v2 != v and s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2, v2 in raw
-        )
+        if not any(v2 != v and s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2, v2 in raw)
     ]
     return sorted(kept)
 

@@ -116,7 +116,11 @@ def _read_bytes(file: str) -> bytes:
     suffix = Path(file).suffix.lower()
     if suffix not in SUFFIXES:
         raise InputError(
-            [Problem(file, "file", f"unsupported extension '{suffix}'; allowed: .yaml, .yml, .json")]
+            [
+                Problem(
+                    file, "file", f"unsupported extension '{suffix}'; allowed: .yaml, .yml, .json"
+                )
+            ]
         )
     try:
         return Path(file).read_bytes()
@@ -207,7 +211,12 @@ def describe(node: Value | None) -> str:
 
 def _quote_hint(node: Value | None) -> str:
     """Tell YAML users how to get a string when YAML typed their plain scalar."""
-    if isinstance(node, Scalar) and not isinstance(node.value, str) and node.raw and not node.quoted:
+    if (
+        isinstance(node, Scalar)
+        and not isinstance(node.value, str)
+        and node.raw
+        and not node.quoted
+    ):
         return f'; quote it: "{node.raw}"'
     return ""
 
@@ -326,7 +335,9 @@ class _Checker:
             return None
         return self.text(m.get(key), _join(path, key), f"'{key}' of {what}")
 
-    def ident(self, node: Value | None, path: str, what: str, pattern: re.Pattern[str]) -> str | None:
+    def ident(
+        self, node: Value | None, path: str, what: str, pattern: re.Pattern[str]
+    ) -> str | None:
         value = self.text(node, path, what)
         if value is None:
             return None
@@ -366,7 +377,9 @@ class _Checker:
         )
         return None
 
-    def string_list(self, node: Value | None, path: str, what: str, *, non_empty: bool) -> tuple[str, ...]:
+    def string_list(
+        self, node: Value | None, path: str, what: str, *, non_empty: bool
+    ) -> tuple[str, ...]:
         seq = self.seq(node, path, what, non_empty=non_empty)
         if seq is None:
             return ()
@@ -474,7 +487,9 @@ class _Checker:
     def _aliases(self, m: Map, path: str) -> tuple[str, ...]:
         if not m.has("aliases"):
             return ()
-        return self.string_list(m.get("aliases"), _join(path, "aliases"), "aliases", non_empty=False)
+        return self.string_list(
+            m.get("aliases"), _join(path, "aliases"), "aliases", non_empty=False
+        )
 
     def _scopes(self, schema: Map) -> dict[str, Scope]:
         if not schema.has("scopes"):
@@ -577,7 +592,9 @@ class _Checker:
         bad = [f for f in fields if f not in TEMPLATE_FIELDS]
         if bad:
             shown = ", ".join("{" + f + "}" for f in bad)
-            self.add(tpath, pos, f"template uses unknown placeholder(s) {shown}; allowed: {allowed}")
+            self.add(
+                tpath, pos, f"template uses unknown placeholder(s) {shown}; allowed: {allowed}"
+            )
             return None
         return template
 
@@ -632,14 +649,18 @@ class _Checker:
     def _canonical(self, node: Value | None, path: str, ptype: str, what: str) -> str | None:
         """A canonical value in the type's form; YAML dates are accepted for date types."""
         pos = pos_of(node)
-        if isinstance(node, Scalar) and isinstance(node.value, dt.date):
-            if ptype == "date" and not isinstance(node.value, dt.datetime):
-                return node.value.isoformat()
+        if (
+            isinstance(node, Scalar)
+            and isinstance(node.value, dt.date)
+            and not isinstance(node.value, dt.datetime)
+            and ptype == "date"
+        ):
+            return node.value.isoformat()
         if not (isinstance(node, Scalar) and isinstance(node.value, str)):
             self.add(
                 path,
                 pos,
-                f"{what} must be a string in the form {CANONICAL_FORMS[ptype]}; got "
+                f"{what} must be a string ({CANONICAL_FORMS[ptype]}); got "
                 f"{describe(node)}{_quote_hint(node)}",
             )
             return None
@@ -782,7 +803,8 @@ class _Checker:
             path = f"conversation {cid}"
             if cid in state.conversation_ids:
                 self.add(
-                    _join(path, "id"), pos_of(m.get("id")),
+                    _join(path, "id"),
+                    pos_of(m.get("id")),
                     f"duplicate conversation id {cid!r}; conversation ids must be unique",
                 )
             state.conversation_ids.add(cid)
@@ -820,7 +842,8 @@ class _Checker:
             path = f"{conv_path} > turn {tid}"
             if tid in state.turn_ids:
                 self.add(
-                    _join(path, "id"), pos,
+                    _join(path, "id"),
+                    pos,
                     f"duplicate turn id {tid!r}; turn ids must be unique across the whole "
                     "trajectory",
                 )
@@ -846,7 +869,8 @@ class _Checker:
         source = self._source(m, path, role)
         if m.has("events") and m.has("query"):
             self.add(
-                path, m.key_pos("query"),
+                path,
+                m.key_pos("query"),
                 "a turn carries events or a query, never both; split it into two user turns",
             )
         events = self._events(m, path, tid, role, schema)
@@ -860,14 +884,16 @@ class _Checker:
     def _source(self, m: Map, path: str, role: str | None) -> str | None:
         if role == "tool" and not m.has("source"):
             self.add(
-                path, m.pos,
+                path,
+                m.pos,
                 "a tool turn must have a 'source' naming where the untrusted content came "
                 "from (e.g. forwarded-email, sms)",
             )
             return None
         if m.has("source") and role in ("user", "assistant"):
             self.add(
-                _join(path, "source"), m.key_pos("source"),
+                _join(path, "source"),
+                m.key_pos("source"),
                 f"'source' is allowed on tool turns only; this turn's role is {role}",
             )
             return None
@@ -882,7 +908,8 @@ class _Checker:
         if role in ("assistant", "tool"):
             why = " (untrusted content is never a trusted event)" if role == "tool" else ""
             self.add(
-                epath, m.key_pos("events"),
+                epath,
+                m.key_pos("events"),
                 f"events are allowed on user turns only; this turn's role is {role}{why}",
             )
             return ()
@@ -894,9 +921,7 @@ class _Checker:
                 result.append(event)
         return tuple(result)
 
-    def _event(
-        self, path: str, node: Value, eid: str, schema: Schema | None
-    ) -> Event | None:
+    def _event(self, path: str, node: Value, eid: str, schema: Schema | None) -> Event | None:
         m = self.mapping(node, path, "an event")
         if m is None:
             return None
@@ -907,7 +932,8 @@ class _Checker:
         valid_from, valid_until = self._window(m, path, op)
         if op == "correct" and predicate is not None and predicate.cardinality == "many":
             self.add(
-                _join(path, "op"), pos_of(m.get("op")),
+                _join(path, "op"),
+                pos_of(m.get("op")),
                 f"'correct' is allowed on cardinality-one predicates only; {predicate.id} is "
                 "'many' (retract the wrong value and assert the right one instead)",
             )
@@ -921,18 +947,22 @@ class _Checker:
         has_value = m.has("value")
         if op in ("assert", "correct") and not has_value:
             self.add(
-                path, m.pos, f"an '{op}' event must have a 'value' (a canonical value of the predicate)"
+                path,
+                m.pos,
+                f"an '{op}' event must have a 'value' (a canonical value of the predicate)",
             )
         elif op == "forget" and has_value:
             self.add(
-                _join(path, "value"), m.key_pos("value"),
+                _join(path, "value"),
+                m.key_pos("value"),
                 "a 'forget' event forgets the whole slot and takes no 'value'; remove it "
                 "(use 'retract' to end one value)",
             )
             return None
         elif op == "retract" and not has_value and predicate and predicate.cardinality == "many":
             self.add(
-                path, m.pos,
+                path,
+                m.pos,
                 f"a 'retract' on the cardinality-many predicate {predicate.id} must name the "
                 "'value' to retract",
             )
@@ -948,7 +978,8 @@ class _Checker:
                 continue
             if op in ("retract", "forget"):
                 self.add(
-                    _join(path, key), m.key_pos(key),
+                    _join(path, key),
+                    m.key_pos(key),
                     f"'{key}' is allowed on assert and correct events only, not on '{op}'",
                 )
                 dates[key] = None
@@ -957,7 +988,8 @@ class _Checker:
         start, end = dates["valid_from"], dates["valid_until"]
         if start is not None and end is not None and start >= end:
             self.add(
-                _join(path, "valid_until"), pos_of(m.get("valid_until")),
+                _join(path, "valid_until"),
+                pos_of(m.get("valid_until")),
                 f"valid_from {start.isoformat()} must precede valid_until {end.isoformat()} "
                 "(the window is [valid_from, valid_until))",
             )
@@ -978,13 +1010,15 @@ class _Checker:
         qpos = turn.key_pos("query")
         if state is None:
             self.add(
-                _join(path, "query"), qpos,
+                _join(path, "query"),
+                qpos,
                 "inserted (pair) turns may not carry a query; only world-a user turns do",
             )
             return None
         if role in ("assistant", "tool"):
             self.add(
-                _join(path, "query"), qpos,
+                _join(path, "query"),
+                qpos,
                 f"queries are allowed on user turns only; this turn's role is {role}",
             )
             return None
@@ -1010,7 +1044,8 @@ class _Checker:
             path = path.removesuffix("query") + f"query {qid}"
             if qid in state.query_ids:
                 self.add(
-                    _join(path, "id"), pos,
+                    _join(path, "id"),
+                    pos,
                     f"duplicate query id {qid!r}; query ids must be unique",
                 )
             state.query_ids.add(qid)
@@ -1046,15 +1081,14 @@ class _Checker:
                 turns.append(turn)
         return tuple(turns)
 
-    def _insert_turn(
-        self, path: str, node: Value, tid: str, schema: Schema | None
-    ) -> Turn | None:
+    def _insert_turn(self, path: str, node: Value, tid: str, schema: Schema | None) -> Turn | None:
         m = self.mapping(node, path, "an inserted turn")
         if m is None:
             return None
         if m.has("id"):
             self.add(
-                _join(path, "id"), m.key_pos("id"),
+                _join(path, "id"),
+                m.key_pos("id"),
                 "inserted turns take no 'id': their ids are derived as <query turn id>~b1, "
                 "~b2, ...; remove the 'id'",
             )
@@ -1065,9 +1099,7 @@ class _Checker:
 
     # ------------------------------------------------------------ probes
 
-    def _probes(
-        self, tree: Map, schema: Schema | None, world_a: set[str]
-    ) -> list[Probe]:
+    def _probes(self, tree: Map, schema: Schema | None, world_a: set[str]) -> list[Probe]:
         if not tree.has("probes"):
             return []
         seq = self.seq(tree.get("probes"), "probes", "probes", non_empty=False)
@@ -1108,7 +1140,8 @@ class _Checker:
         after = self.field_text(m, "after", path, "probe")
         if after is not None and after not in world_a:
             self.add(
-                _join(path, "after"), pos_of(m.get("after")),
+                _join(path, "after"),
+                pos_of(m.get("after")),
                 f"'after' names turn {after!r}, which is not a turn of the trajectory; it must "
                 "be the id of an existing (world-a) turn",
             )
@@ -1144,7 +1177,8 @@ class _Checker:
             value = self.domain_value(vnode, _join(cpath, "value"), predicate, "conflict value")
             if value is not None and value in gold:
                 self.add(
-                    _join(cpath, "value"), pos_of(vnode),
+                    _join(cpath, "value"),
+                    pos_of(vnode),
                     f"conflict value {value!r} is one of the gold values; conflicting evidence "
                     "must name a value that is not gold",
                 )
@@ -1194,6 +1228,14 @@ def _not_in_domain(value: str, predicate: Predicate, what: str) -> str:
                 f"{what} {value!r} is not canonical; write it exactly as {canonical!r} "
                 f"(predicate {predicate.id})"
             )
+    padded = (
+        "0" + value if predicate.type == "time" and re.fullmatch(r"[0-9]:[0-5][0-9]", value) else ""
+    )
+    if padded in predicate.values:
+        return (
+            f"{what} {value!r} is not canonical; write times as HH:MM: {padded!r} "
+            f"(predicate {predicate.id})"
+        )
     return (
         f"{what} {value!r} is not in the value domain of predicate {predicate.id}; allowed "
         f"values: {_listing(predicate.values)}"

@@ -158,7 +158,10 @@ def parse_yaml(text: str) -> Value | None:
     if root is None:
         return None
     problems: list[tuple[Pos | None, str]] = []
-    tree = _convert(root, loader, problems)
+    try:
+        tree = _convert(root, loader, problems)
+    except RecursionError:
+        raise SourceError([(None, "the document is nested too deeply")]) from None
     if problems:
         raise SourceError(problems)
     return tree
@@ -172,6 +175,9 @@ def _yaml_error_text(exc: yaml.MarkedYAMLError) -> str:
 
 def _convert(node: Node, loader: _Loader, problems: list[tuple[Pos | None, str]]) -> Value:
     pos = _mark_pos(node.start_mark)
+    if node.tag == _YAML_TAG + "merge":
+        problems.append((pos, "YAML merge key '<<' is not allowed; write the keys out in full"))
+        return Scalar(None, pos=pos)
     if node.tag not in ALLOWED_TAGS:
         problems.append(
             (
@@ -238,14 +244,21 @@ def parse_json(text: str) -> Value | None:
         data = json.loads(text, object_pairs_hook=_Pairs, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise SourceError(
-            [(Pos(exc.lineno, exc.colno), f"JSON syntax error: {exc.msg}; the file must be "
-              "well-formed JSON")]
+            [
+                (
+                    Pos(exc.lineno, exc.colno),
+                    f"JSON syntax error: {exc.msg}; the file must be well-formed JSON",
+                )
+            ]
         ) from None
     except ValueError as exc:
         raise SourceError([(None, f"JSON error: {exc}")]) from None
     except RecursionError:
         raise SourceError([(None, "the document is nested too deeply")]) from None
-    return _from_json(data)
+    try:
+        return _from_json(data)
+    except RecursionError:
+        raise SourceError([(None, "the document is nested too deeply")]) from None
 
 
 def _from_json(data: Any) -> Value:
