@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import yaml
 from place.lexicon import (
     ABSTAIN,
     CUES,
+    Cue,
     Lexicon,
     abstains,
     f1,
@@ -198,7 +200,7 @@ CUE_EXAMPLES = {
 
 
 @pytest.mark.parametrize("cue", CUES, ids=lambda c: c.pattern[:20])
-def test_every_cue_marks_the_value_after_it(cue: Any) -> None:
+def test_every_cue_marks_the_value_after_it(cue: Cue) -> None:
     example = next(v for k, v in CUE_EXAMPLES.items() if cue.pattern.startswith(k))
     assert cue.reason and cue.max_gap >= 1
     assert LEX.values_in(f"the hotel is {example} Avenida", "hotel") == set()
@@ -377,6 +379,33 @@ def test_is_canonical(value_type: str, value: str, ok: bool) -> None:
     assert is_canonical(value_type, value) is ok
 
 
+@pytest.mark.parametrize(
+    ("value_type", "canonical", "text", "found"),
+    [
+        ("money", "20 CHF", "CHF 20", True),
+        ("money", "20 CHF", "20 Swiss francs", True),
+        ("money", "20 CHF", "120 francs", False),
+        ("money", "500 JPY", "¥500", True),
+        ("money", "500 JPY", "500 yen", True),
+        ("money", "5 GBP", "£5", True),
+        ("money", "5 GBP", "5 pounds", True),
+        ("money", "40 USD", "40 dollars", True),
+        ("money", "40 USD", "40 CAD", False),
+        ("money", "70 SEK", "SEK 70", True),
+        ("time", "00:30", "12:30 am", True),
+        ("time", "12:30", "12:30 pm", True),
+        ("time", "12:30", "12:30 am", False),
+        ("time", "21:40", "9:40", False),
+        ("date", "2026-09-02", "2 Sept", True),
+        ("date", "2026-09-02", "Sep 2nd", True),
+        ("date", "2026-09-02", "22 Sept", False),
+    ],
+)
+def test_value_pattern(value_type: str, canonical: str, text: str, found: bool) -> None:
+    pattern = re.compile(value_pattern(value_type, canonical), re.IGNORECASE)
+    assert (pattern.search(text) is not None) is found
+
+
 def test_non_canonical_typed_value_is_an_error() -> None:
     with pytest.raises(ValueError, match="canonical time"):
         value_pattern("time", "9:40")
@@ -416,10 +445,36 @@ def test_outcome(answer: str, predicate: str, expected: frozenset[str]) -> None:
     assert outcome(LEX, answer, predicate) == expected
 
 
-def test_abstains_needs_whole_words() -> None:
-    assert not abstains("The Nonesuch Hotel")
-    assert not abstains("Nothingham is not a city")  # "not" alone is no abstention
-    assert abstains("No idea, sorry")
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("I don't know.", True),
+        ("I do not know", True),
+        ("Unknown.", True),
+        ("Not sure.", True),
+        ("There is no record of that.", True),
+        ("I don't have that information.", True),
+        ("No information about that.", True),
+        ("It's not mentioned anywhere.", True),
+        ("I can't find it.", True),
+        ("I cannot find anything about it", True),
+        ("That isn't stored in my memory.", True),
+        ("I have no memory of that.", True),
+        ("None", True),
+        ("No, nothing on record for Theo.", True),
+        ("No, you asked me to forget that.", True),
+        ("I've forgotten it, as you asked.", True),
+        ("That has been removed.", True),
+        ("   ", True),
+        ("The Nonesuch Hotel", False),
+        ("Nothingham is not far", False),
+        ("Nobody said so", False),
+        ("Your flight leaves in the morning.", False),
+        ("Known for its pastries", False),
+    ],
+)
+def test_abstains(answer: str, expected: bool) -> None:
+    assert abstains(answer) is expected
 
 
 @pytest.mark.parametrize(

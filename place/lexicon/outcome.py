@@ -12,58 +12,33 @@ import re
 from collections.abc import Iterable, Set
 
 from place.lexicon.readback import Lexicon
-from place.lexicon.surface import literal
 
 ABSTAIN = "ABSTAIN"
 
-# Phrases that mean "the memory does not hold an answer", matched anywhere in the answer as
-# whole words, case-insensitively, straight or curly apostrophes alike.
-ABSTENTION_PHRASES: tuple[str, ...] = (
-    "unknown",
-    "I don't know",
-    "I do not know",
-    "don't know",
-    "do not know",
-    "not known",
-    "no idea",
-    "not sure",
-    "unsure",
-    "unclear",
-    "no record",
-    "no records",
-    "not recorded",
-    "don't have",
-    "do not have",
-    "doesn't have",
-    "does not have",
-    "no information",
-    "no info",
-    "no data",
-    "no details",
-    "not mentioned",
-    "no mention",
-    "not specified",
-    "not provided",
-    "not available",
-    "not stored",
-    "isn't stored",
-    "can't find",
-    "cannot find",
-    "can not find",
-    "couldn't find",
-    "could not find",
-    "can't tell",
-    "cannot tell",
-    "cannot determine",
-    "can't determine",
-    "unable to",
-    "no memory of",
-    "no memories",
-    "not in memory",
-    "not in my memory",
-    "none",
-    "nothing",
-    "n/a",
+# Patterns that mean "the memory does not hold an answer", matched anywhere in the answer
+# as whole words, case-insensitively. `N_T` accepts "not", "n't" and "n’t" after an
+# auxiliary ("don't", "do not", "isn’t", "cannot").
+N_T = r"(?:\s+not|not|n['’]t)"
+ABSTENTION_PATTERNS: tuple[str, ...] = (
+    r"unknown",
+    r"unsure",
+    r"unclear",
+    r"no\s+idea",
+    rf"(?:do|does|did){N_T}\s+(?:know|have|say|mention|remember|recall)",
+    rf"(?:can(?:\s+not|not)|can['’]t|could{N_T})\s+(?:find|tell|say|determine|recall|remember|answer|know|see)",
+    rf"(?:is|are|was|were|has|have){N_T}(?:\s+been)?\s+(?:known|recorded|mentioned|specified"
+    r"|provided|available|stored|saved|given)",
+    r"not\s+(?:sure|known|recorded|mentioned|specified|provided|available|stored|saved"
+    r"|on\s+record|in\s+(?:my\s+)?memory)",
+    r"no\s+(?:record|records|information|info|data|details|mention|memory|memories|entry"
+    r"|entries)",
+    r"nothing",
+    r"none",
+    r"n/a",
+    r"unable\s+to",
+    r"(?:asked|told)\s+me\s+to\s+forget",
+    r"forgotten|forgot",
+    r"(?:has|have|was|were)\s+been\s+(?:removed|deleted|forgotten)",
 )
 
 # Whole answers (after trimming punctuation) that abstain although they are too short or
@@ -71,9 +46,9 @@ ABSTENTION_PHRASES: tuple[str, ...] = (
 ABSTENTION_ANSWERS: frozenset[str] = frozenset({"", "no", "nope", "-", "?", "not applicable"})
 
 _ABSTENTION_RE = re.compile(
-    r"(?<!\w)(?:"
-    + "|".join(sorted((literal(p) for p in ABSTENTION_PHRASES), key=len, reverse=True))
-    + r")(?!\w)",
+    r"(?<!\w)(?:" + "|".join(ABSTENTION_PATTERNS) + r")(?!\w)"
+    # An answer opening with a bare "No," declines ("No, you asked me to forget that").
+    r"|^\s*no\s*[,.!;:—-]",
     re.IGNORECASE,
 )
 _TRIM = " \t\r\n.,;:!?\"'`*()[]"

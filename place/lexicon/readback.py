@@ -83,9 +83,11 @@ class Lexicon:
 
     def read(self, text: str, predicate: str | None = None) -> set[Fact]:
         """β for one plain-text record: every fact it states (all predicates, or one)."""
-        predicates = self.schema.predicates if predicate is None else [self._check(predicate)]
+        pids: Iterable[str] = (
+            self.schema.predicates if predicate is None else (self._check(predicate),)
+        )
         facts: set[Fact] = set()
-        for pid in predicates:
+        for pid in pids:
             facts |= self._read_cached(text, pid)
         return facts
 

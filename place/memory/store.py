@@ -1,0 +1,726 @@
+"""The physical store X_t: one Mem0 ``Memory`` over one Qdrant collection, for one principal.
+
+``Backend`` opens stores that share one Qdrant client (local folder or server) and one
+embedder; ``MemoryStore`` offers the operations producers and readers need, implemented
+with Mem0's own objects (``Memory.add``/``search``, its Qdrant vector store, its sqlite
+history manager) so that the store is what an application using Mem0 would hold.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+from unittest import mock
+
+from place.memory import telemetry
+from place.memory.config import (
+    MEM0_CORE_KEYS,
+    acquire_qdrant_client,
+    build_mem0_config,
+    check_store_name,
+    history_db_path,
+    release_qdrant_client,
+)
+from place.memory.scan import StoreScan, point_record, scan_history, scan_points
+
+_log = logging.getLogger(__name__)
+
+#: History event written by :meth:`MemoryStore.update_metadata` (Mem0 itself writes ADD,
+#: UPDATE and DELETE); old/new memory both carry the unchanged record text.
+METADATA_EVENT = "METADATA"
+
+_SCROLL_PAGE = 256
+
+
+# --------------------------------------------------------------------------- timing
+
+
+class PhaseTimer:
+    """Seconds and call counts per phase ("embedding", "store", "llm"), thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.seconds: dict[str, float] = {"embedding": 0.0, "store": 0.0, "llm": 0.0}
+        self.calls: dict[str, int] = {"embedding": 0, "store": 0, "llm": 0}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Time the body under ``name``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = time.perf_counter() - start
+            with self._lock:
+                self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
+                self.calls[name] = self.calls.get(name, 0) + 1
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` timed under ``name``."""
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            with self.phase(name):
+                return fn(*args, **kwargs)
+
+        return timed
+
+    def snapshot(self) -> dict[str, float]:
+        """A copy of the seconds per phase."""
+        with self._lock:
+            return dict(self.seconds)
+
+
+class _TimedProxy:
+    """Delegates every attribute to ``target``; calls of methods are timed under ``phase``.
+
+    Used for the Qdrant client held by mem0's vector store and for the shared embedder, so
+    the real mem0/Qdrant objects do all the work and only the clock is added.
+    """
+
+    def __init__(self, target: Any, timer: PhaseTimer, phase: str) -> None:
+        self._target = target
+        self._timer = timer
+        self._phase = phase
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(self._target, attr)
+        if callable(value) and not attr.startswith("_"):
+            return self._timer.wrap(self._phase, value)
+        return value
+
+
+# --------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True)
+class StoredItem:
+    """A record as a read returns it: id, text (payload ``data``), user metadata, score."""
+
+    id: str
+    text: str
+    metadata: Mapping[str, Any]
+    score: float | None = None
+
+
+@runtime_checkable
+class ReadOnlyStore(Protocol):
+    """What a read policy may do with a store: read, never write."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def principal(self) -> str: ...
+
+    def search(self, query: str, limit: int, payload_filter: Any | None = None) -> list[StoredItem]:
+        """Native similarity read (see :meth:`MemoryStore.search`)."""
+        ...
+
+    def search_filtered(
+        self,
+        query: str,
+        limit: int | None,
+        *,
+        must: Sequence[Any] = (),
+        should: Sequence[Any] = (),
+        must_not: Sequence[Any] = (),
+    ) -> list[StoredItem]:
+        """Similarity read with a pushed-down payload filter."""
+        ...
+
+    def scan(self) -> StoreScan:
+        """Everything stored for the principal."""
+        ...
+
+
+# --------------------------------------------------------------------------- store
+
+
+class MemoryStore:
+    """One governed store: a Mem0 ``Memory``, its Qdrant collection and history DB."""
+
+    def __init__(self, backend: Backend, name: str, principal: str, memory: Any) -> None:
+        self._backend = backend
+        self._name = name
+        self._principal = principal
+        self._memory = memory
+        self._closed = False
+        #: mem0 log messages (WARNING and above) of the last :meth:`add_dialogue` call.
+        self.last_add_errors: tuple[str, ...] = ()
+
+    # -- identity ------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """Store (= Qdrant collection) name."""
+        return self._name
+
+    @property
+    def principal(self) -> str:
+        """The Mem0 ``user_id`` every record of this store belongs to."""
+        return self._principal
+
+    @property
+    def memory(self) -> Any:
+        """The underlying ``mem0.Memory`` (for producers that need Mem0 directly)."""
+        return self._memory
+
+    @property
+    def history_path(self) -> Path:
+        """Path of this store's sqlite history DB."""
+        return Path(self._memory.config.history_db_path)
+
+    def files(self) -> list[Path]:
+        """Files holding this store on disk (history DB; local-mode collection storage)."""
+        paths = [self.history_path]
+        local = self._backend.local_path
+        if local is not None:
+            coll = local / "collection" / self._name
+            if coll.exists():
+                paths.extend(p for p in coll.rglob("*") if p.is_file())
+        return paths
+
+    # -- writes --------------------------------------------------------------------------
+
+    def add_dialogue(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """Native write: Mem0's own LLM-driven ``add(messages, user_id, infer=True)``.
+
+        Returns Mem0's result (``{"results": [{"id", "memory", "event", ...}]}`` with events
+        ADD/UPDATE/DELETE). Mem0 1.0.11 swallows unparsable LLM output (it logs an error and
+        adds nothing); those log messages are kept in :attr:`last_add_errors` and counted
+        by the backend. A failed HTTP call for fact extraction is not swallowed: it raises.
+        """
+        self._check_open()
+        with _capture_mem0_log() as records:
+            result = self._memory.add(messages, user_id=self._principal, infer=True)
+        self.last_add_errors = tuple(records)
+        self._backend.note_mem0_errors(len(records))
+        return dict(result)
+
+    def add_record(self, text: str, metadata: Mapping[str, Any] | None = None) -> str:
+        """Store ``text`` verbatim (Mem0 ``add(infer=False)``) with ``metadata``; return its id.
+
+        Metadata keys land at the top level of the Qdrant payload beside Mem0's own keys
+        (``data``, ``hash``, ``created_at``, ``updated_at``, ``user_id``, ``role``), so those
+        names are refused.
+        """
+        self._check_open()
+        if not text:
+            raise ValueError("record text must be non-empty")
+        meta = dict(metadata or {})
+        _check_user_keys(meta)
+        result = self._memory.add(
+            [{"role": "user", "content": text}],
+            user_id=self._principal,
+            metadata=meta,
+            infer=False,
+        )
+        events = result.get("results", [])
+        if len(events) != 1 or events[0].get("event") != "ADD":
+            raise RuntimeError(f"mem0 add(infer=False) did not add one record: {result!r}")
+        return str(events[0]["id"])
+
+    def update_metadata(self, memory_id: str, changes: Mapping[str, Any]) -> None:
+        """Change lifecycle metadata of a record; its text and vector stay as they are.
+
+        Goes through mem0's Qdrant vector store (``update(vector=None, payload=...)`` is a
+        ``set_payload``: only the given keys change) and appends a ``METADATA`` row to
+        Mem0's history so the change is auditable.
+        """
+        self._check_open()
+        changes = dict(changes)
+        _check_user_keys(changes)
+        if not changes:
+            return
+        existing = self._get_point(memory_id)
+        now = datetime.now(UTC).isoformat()
+        self._memory.vector_store.update(
+            vector_id=memory_id, vector=None, payload={**changes, "updated_at": now}
+        )
+        text = existing.payload.get("data")
+        self._memory.db.add_history(
+            memory_id,
+            text,
+            text,
+            METADATA_EVENT,
+            created_at=existing.payload.get("created_at"),
+            updated_at=now,
+            actor_id=existing.payload.get("actor_id"),
+            role=existing.payload.get("role"),
+        )
+
+    def remove(self, memory_ids: Sequence[str], *, missing_ok: bool = False) -> None:
+        """Physically remove records: their Qdrant points and every history row of them.
+
+        Mem0's own ``delete`` would write a DELETE history row carrying the old text, so the
+        points are deleted through the vector store and the history rows directly in sqlite.
+        Both sqlite files (history, and in local mode the collection's storage) run with
+        ``secure_delete`` and are VACUUMed, so the text is not left in free pages either.
+        """
+        self._check_open()
+        ids = [str(i) for i in memory_ids]
+        if not ids:
+            return
+        if not missing_ok:
+            found = {str(p.id) for p in self._client.retrieve(self._name, ids=ids)}
+            missing = [i for i in ids if i not in found]
+            if missing:
+                raise KeyError(f"no such memory ids in {self._name}: {missing}")
+        from qdrant_client import models
+
+        self._client.delete(
+            collection_name=self._name, points_selector=models.PointIdsList(points=ids)
+        )
+        db = self._memory.db
+        with self._backend.timer.phase("store"), db._lock:
+            conn: sqlite3.Connection = db.connection
+            conn.execute("BEGIN")
+            try:
+                conn.executemany("DELETE FROM history WHERE memory_id = ?", [(i,) for i in ids])
+                conn.execute("COMMIT")
+            except Exception:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("VACUUM")
+        local = self._backend.local_collection_sqlite(self._name)
+        if local is not None:
+            with self._backend.timer.phase("store"):
+                local.execute("VACUUM")
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int, payload_filter: Any | None = None) -> list[StoredItem]:
+        """Native read: Mem0 ``search(query, user_id=principal, limit=limit)``.
+
+        With ``payload_filter`` (a ``qdrant_client.models.Filter``), the filter is pushed
+        down instead (see :meth:`search_filtered`).
+        """
+        self._check_open()
+        if payload_filter is not None:
+            return self.search_filtered(query, limit, must=[payload_filter])
+        result = self._memory.search(query, user_id=self._principal, limit=limit)
+        return [
+            StoredItem(
+                id=str(r["id"]),
+                text=str(r.get("memory", "")),
+                metadata=dict(r.get("metadata") or {}),
+                score=r.get("score"),
+            )
+            for r in result.get("results", [])
+        ]
+
+    def search_filtered(
+        self,
+        query: str,
+        limit: int | None,
+        *,
+        must: Sequence[Any] = (),
+        should: Sequence[Any] = (),
+        must_not: Sequence[Any] = (),
+    ) -> list[StoredItem]:
+        """Similarity read with a Qdrant payload filter pushed down.
+
+        The filter always includes ``user_id == principal``; ``must``/``should``/
+        ``must_not`` are Qdrant conditions (``FieldCondition``, nested ``Filter``, ...).
+        Metadata keys are top-level payload keys (e.g. ``key="status"``). The query is
+        embedded by the same embedder Mem0 uses for ``search``. ``limit=None`` ranks all.
+        """
+        self._check_open()
+        from qdrant_client import models
+
+        if limit is None:
+            limit = max(1, self.count())
+        flt = models.Filter(
+            must=[_user_condition(self._principal), *must],
+            should=list(should) or None,
+            must_not=list(must_not) or None,
+        )
+        vector = self._memory.embedding_model.embed(query, "search")
+        hits = self._client.query_points(
+            collection_name=self._name,
+            query=vector,
+            query_filter=flt,
+            limit=limit,
+            with_payload=True,
+        ).points
+        return [
+            StoredItem(
+                id=(rec := point_record(h.id, h.payload)).id,
+                text=rec.text,
+                metadata=dict(rec.metadata),
+                score=h.score,
+            )
+            for h in hits
+        ]
+
+    def count(self) -> int:
+        """Number of points of the principal."""
+        from qdrant_client import models
+
+        flt = models.Filter(must=[_user_condition(self._principal)])
+        return int(self._client.count(self._name, count_filter=flt, exact=True).count)
+
+    def scan(self) -> StoreScan:
+        """Everything physically stored for the principal: points and history rows."""
+        self._check_open()
+        with self._backend.timer.phase("store"):
+            points = scan_points(self._client, self._name, self._principal)
+            history = scan_history(self._memory.db.connection, self._memory.db._lock)
+        return StoreScan(points=tuple(points), history=tuple(history))
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def clone(self, name: str) -> MemoryStore:
+        """An independent copy under ``name``: same points (with vectors) and history.
+
+        Nothing is recomputed (no producer, no embedding): points are scrolled with their
+        vectors into a new collection of the same client, and the history DB is copied
+        with sqlite's backup API.
+        """
+        self._check_open()
+        check_store_name(name)
+        if self._backend.exists(name):
+            raise ValueError(f"store {name!r} already exists")
+        from qdrant_client import models
+
+        twin = self._backend.open(name, self._principal)
+        offset: Any = None
+        while True:
+            batch, offset = self._client.scroll(
+                collection_name=self._name,
+                limit=_SCROLL_PAGE,
+                offset=offset,
+                with_payload=True,
+                with_vectors=True,
+            )
+            if batch:
+                twin._client.upsert(
+                    collection_name=name,
+                    points=[
+                        models.PointStruct(id=r.id, vector=r.vector, payload=r.payload)
+                        for r in batch
+                    ],
+                )
+            if offset is None:
+                break
+        src, dst = self._memory.db, twin._memory.db
+        with self._backend.timer.phase("store"), src._lock, dst._lock:
+            src.connection.backup(dst.connection)
+        return twin
+
+    def drop(self) -> None:
+        """Delete this store: its collection and its history DB file. Used for clones."""
+        path = self.history_path
+        self.close()
+        self._backend.drop_collection(self._name)
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Release the history DB connection; the collection stays in Qdrant."""
+        if self._closed:
+            return
+        self._closed = True
+        self._memory.close()
+        self._backend.forget(self._name)
+
+    # -- internals -----------------------------------------------------------------------
+
+    @property
+    def _client(self) -> Any:
+        # The (timed) Qdrant client mem0's vector store holds: one object for mem0 and us.
+        return self._memory.vector_store.client
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"store {self._name!r} is closed")
+
+    def _get_point(self, memory_id: str) -> Any:
+        point = self._memory.vector_store.get(vector_id=memory_id)
+        if point is None:
+            raise KeyError(f"no memory {memory_id!r} in store {self._name!r}")
+        if point.payload.get("user_id") != self._principal:
+            raise PermissionError(f"memory {memory_id!r} belongs to another principal")
+        return point
+
+
+def read_only_view(store: MemoryStore) -> ReadOnlyStore:
+    """A read-only handle on ``store``: only reads, and no public path to the store.
+
+    The methods are closures, so the writable store is not an attribute of the view.
+    """
+
+    def search(query: str, limit: int, payload_filter: Any | None = None) -> list[StoredItem]:
+        return store.search(query, limit, payload_filter)
+
+    def search_filtered(
+        query: str,
+        limit: int | None,
+        *,
+        must: Sequence[Any] = (),
+        should: Sequence[Any] = (),
+        must_not: Sequence[Any] = (),
+    ) -> list[StoredItem]:
+        return store.search_filtered(query, limit, must=must, should=should, must_not=must_not)
+
+    def scan() -> StoreScan:
+        return store.scan()
+
+    return _ReadOnlyView(store.name, store.principal, search, search_filtered, scan)
+
+
+class _ReadOnlyView:
+    __slots__ = ("_name", "_principal", "scan", "search", "search_filtered")
+
+    def __init__(
+        self,
+        name: str,
+        principal: str,
+        search: Callable[..., list[StoredItem]],
+        search_filtered: Callable[..., list[StoredItem]],
+        scan: Callable[[], StoreScan],
+    ) -> None:
+        self._name = name
+        self._principal = principal
+        self.search = search
+        self.search_filtered = search_filtered
+        self.scan = scan
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def principal(self) -> str:
+        return self._principal
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        if hasattr(self, attr):
+            raise AttributeError("read-only view is immutable")
+        object.__setattr__(self, attr, value)
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyStore({self._name!r}, principal={self._principal!r})"
+
+
+# --------------------------------------------------------------------------- backend
+
+
+class Backend:
+    """Opens stores of one run; all share one Qdrant client and one embedder.
+
+    ``run_dir/qdrant`` holds the local-mode Qdrant folder unless ``qdrant_url`` names a
+    server; ``run_dir/history/<name>.db`` holds each store's Mem0 history.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path,
+        llm_config: dict[str, Any],
+        embedder_config: dict[str, Any],
+        embedding_dims: int,
+        qdrant_url: str | None = None,
+        qdrant_api_key: str | None = None,
+    ) -> None:
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.llm_config = llm_config
+        self.embedder_config = embedder_config
+        self.embedding_dims = embedding_dims
+        self.local_path: Path | None = None if qdrant_url else self.run_dir / "qdrant"
+        self.timer = PhaseTimer()
+        #: Mem0 log records (WARNING+) seen during Native adds, e.g. unparsable LLM JSON.
+        self.mem0_error_count = 0
+        self._lock = threading.Lock()
+        self._stores: dict[str, MemoryStore] = {}
+        self._client = acquire_qdrant_client(self.local_path, qdrant_url, qdrant_api_key)
+        self._embedder = _TimedProxy(self._build_embedder(), self.timer, "embedding")
+        self._closed = False
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """Seconds spent per phase so far ("embedding", "store", "llm")."""
+        return self.timer.snapshot()
+
+    @property
+    def qdrant_client(self) -> Any:
+        """The shared Qdrant client (read access for diagnostics)."""
+        return self._client
+
+    def open(self, name: str, principal: str) -> MemoryStore:
+        """Open (creating if needed) store ``name`` for ``principal``."""
+        if self._closed:
+            raise RuntimeError("backend is closed")
+        check_store_name(name)
+        with self._lock:
+            if name in self._stores:
+                store = self._stores[name]
+                if store.principal != principal:
+                    raise ValueError(f"store {name!r} is open for {store.principal!r}")
+                return store
+            memory = self._build_memory(name)
+            store = MemoryStore(self, name, principal, memory)
+            self._stores[name] = store
+            return store
+
+    def exists(self, name: str) -> bool:
+        """Whether a collection or a history DB named ``name`` exists."""
+        return (
+            bool(self._client.collection_exists(name))
+            or history_db_path(self.run_dir, name).exists()
+        )
+
+    def close(self) -> None:
+        """Close every open store and release the Qdrant client."""
+        if self._closed:
+            return
+        for store in list(self._stores.values()):
+            store.close()
+        self._closed = True
+        release_qdrant_client(self._client)
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- used by MemoryStore --------------------------------------------------------------
+
+    def note_mem0_errors(self, n: int) -> None:
+        with self._lock:
+            self.mem0_error_count += n
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            self._stores.pop(name, None)
+
+    def drop_collection(self, name: str) -> None:
+        with self.timer.phase("store"):
+            self._client.delete_collection(collection_name=name)
+
+    def local_collection_sqlite(self, name: str) -> sqlite3.Connection | None:
+        """The sqlite file behind a local-mode collection (None for a server / in-memory).
+
+        qdrant-client's local mode pickles each point into ``collection/<name>/
+        storage.sqlite``; there is no public handle on it, hence the guarded lookup.
+        """
+        inner = getattr(self._client, "_client", None)
+        collections = getattr(inner, "collections", None)
+        coll = collections.get(name) if isinstance(collections, dict) else None
+        conn = getattr(getattr(coll, "storage", None), "storage", None)
+        return conn if isinstance(conn, sqlite3.Connection) else None
+
+    # -- construction ---------------------------------------------------------------------
+
+    def _build_embedder(self) -> Any:
+        from mem0.utils.factory import EmbedderFactory
+
+        config = {**self.embedder_config.get("config", {}), "embedding_dims": self.embedding_dims}
+        return EmbedderFactory.create(self.embedder_config["provider"], config, None)
+
+    def _build_memory(self, name: str) -> Any:
+        assert telemetry.telemetry_is_off(), "mem0 telemetry must be off"
+        from mem0.memory import main as mem0_main
+
+        config = build_mem0_config(
+            name=name,
+            run_dir=self.run_dir,
+            client=self._client,
+            llm_config=self.llm_config,
+            embedder_config=self.embedder_config,
+            embedding_dims=self.embedding_dims,
+            local_path=self.local_path,
+        )
+        # mem0 builds an embedder per Memory (MiniLM loaded each time): hand it ours instead.
+        shared = self._embedder
+        with (
+            self.timer.phase("store"),
+            mock.patch.object(
+                mem0_main.EmbedderFactory, "create", staticmethod(lambda *_a, **_k: shared)
+            ),
+            _quiet_local_qdrant(),
+        ):
+            memory = mem0_main.Memory.from_config(config)
+        # Time Qdrant, history and LLM calls where mem0 makes them; the objects stay mem0's.
+        memory.vector_store.client = _TimedProxy(self._client, self.timer, "store")
+        memory.db.add_history = self.timer.wrap("store", memory.db.add_history)
+        memory.llm.generate_response = self.timer.wrap("llm", memory.llm.generate_response)
+        with memory.db._lock:
+            # Deleted rows are overwritten with zeros, so removed text is not in free pages.
+            memory.db.connection.execute("PRAGMA secure_delete = ON")
+        local = self.local_collection_sqlite(name)
+        if local is not None:
+            local.execute("PRAGMA secure_delete = ON")
+        return memory
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _user_condition(principal: str) -> Any:
+    from qdrant_client import models
+
+    return models.FieldCondition(key="user_id", match=models.MatchValue(value=principal))
+
+
+def _check_user_keys(meta: Mapping[str, Any]) -> None:
+    clash = sorted(set(meta) & MEM0_CORE_KEYS)
+    if clash:
+        raise ValueError(f"metadata keys {clash} are reserved by mem0's payload")
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(level=logging.WARNING)
+        self._sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._sink.append(f"{record.name}: {record.getMessage()}")
+
+
+@contextmanager
+def _capture_mem0_log() -> Iterator[list[str]]:
+    """Collect mem0's WARNING+ log messages emitted during the body (any thread)."""
+    sink: list[str] = []
+    logger = logging.getLogger("mem0")
+    handler = _ListHandler(sink)
+    old_level = logger.level
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield sink
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
+@contextmanager
+def _quiet_local_qdrant() -> Iterator[None]:
+    # Given a client, mem0 assumes a server and creates payload indexes; local mode warns
+    # that they have no effect. Harmless, so silenced during construction only.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Pp]ayload index.*")
+        yield
+
+
+__all__ = [
+    "METADATA_EVENT",
+    "Backend",
+    "MemoryStore",
+    "PhaseTimer",
+    "ReadOnlyStore",
+    "StoredItem",
+    "read_only_view",
+]

@@ -1,0 +1,165 @@
+"""Per-condition endpoints of method.md §4, computed from per-item records only."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from place.lexicon.outcome import f1
+from place.records import (
+    PRODUCER_OF,
+    CheckpointRecord,
+    ForgetRecord,
+    ProbeRecord,
+    QueryRecord,
+)
+
+
+def _facts(rows: Iterable[Sequence[str]]) -> frozenset[tuple[str, ...]]:
+    return frozenset(tuple(r) for r in rows)
+
+
+def mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def checkpoint_f1(record: CheckpointRecord) -> float:
+    return f1(_facts(record.observed), _facts(record.reference))
+
+
+def state_items(checkpoints: Iterable[CheckpointRecord], condition: str) -> list[CheckpointRecord]:
+    """The post-update checkpoints of one condition, in trajectory order."""
+    return [c for c in checkpoints if c.condition == condition and c.checkpoint == "post-update"]
+
+
+def state_correctness(checkpoints: Iterable[CheckpointRecord], condition: str) -> float:
+    return mean([checkpoint_f1(c) for c in state_items(checkpoints, condition)])
+
+
+@dataclass(frozen=True)
+class Factorization:
+    ok: bool
+    checkpoints: int
+    mismatches: list[str]
+    """`turn (kind): Native != QASC` for every checkpoint where a row's readbacks differ."""
+
+
+def factorization(checkpoints: Iterable[CheckpointRecord]) -> Factorization:
+    """Both read policies of a row must have observed the same readback at every checkpoint."""
+    seen: dict[tuple[str, str], dict[str, frozenset]] = defaultdict(dict)
+    for c in checkpoints:
+        seen[(c.turn, c.checkpoint)][c.condition] = _facts(c.observed)
+    mismatches = []
+    for (turn, kind), by_condition in seen.items():
+        for left, right in (("Native", "QASC"), ("CSS", "PLACE")):
+            if left in by_condition and right in by_condition and by_condition[left] != by_condition[right]:
+                mismatches.append(f"{turn} ({kind}): {left} != {right}")
+            elif (left in by_condition) != (right in by_condition):
+                mismatches.append(f"{turn} ({kind}): only one of {left}, {right} recorded")
+    return Factorization(not mismatches, len(seen), mismatches)
+
+
+def primary(queries: Iterable[QueryRecord], condition: str, mode: str = "primary",
+            world: str = "a") -> list[QueryRecord]:
+    return [q for q in queries if q.condition == condition and q.mode == mode and q.world == world]
+
+
+def answer_score(q: QueryRecord) -> float:
+    return f1(frozenset(q.outcome), frozenset(q.gold))
+
+
+def answer_correctness(queries: Iterable[QueryRecord], condition: str) -> float:
+    return mean([answer_score(q) for q in primary(queries, condition)])
+
+
+def supported(exposed_facts: frozenset, authorized: frozenset) -> bool:
+    """Every fact of Q* is readable (β) from the exposed items."""
+    return authorized <= exposed_facts
+
+
+def exposed_facts(q: QueryRecord | ProbeRecord) -> frozenset[tuple[str, ...]]:
+    return frozenset(
+        (f.entity, f.predicate, f.value, f.scope) for item in q.exposed for f in item.facts
+    )
+
+
+def has_ineligible_exposure(q: QueryRecord | ProbeRecord) -> bool:
+    return any(item.ineligible for item in q.exposed)
+
+
+def joint_success(q: QueryRecord) -> bool:
+    return (
+        q.state_correct
+        and supported(exposed_facts(q), _facts(q.authorized))
+        and not has_ineligible_exposure(q)
+        and set(q.outcome) == set(q.gold)
+    )
+
+
+def joint_success_rate(queries: Iterable[QueryRecord], condition: str, mode: str = "primary") -> float:
+    return mean([float(joint_success(q)) for q in primary(queries, condition, mode)])
+
+
+def exposure_rate_queries(queries: Iterable[QueryRecord], condition: str, mode: str) -> float:
+    return mean([float(has_ineligible_exposure(q)) for q in primary(queries, condition, mode)])
+
+
+def leakage_pairs(queries: Iterable[QueryRecord], condition: str) -> dict[str, bool | None]:
+    """Per query: True = leaked, False = no leak, None = pair not counted.
+
+    A pair counts only when both worlds' evaluated authorized support equals Q*; pairs with
+    different authorized states are state-mediated, and equal-but-wrong ones are excluded.
+    """
+    worlds: dict[str, dict[str, QueryRecord]] = defaultdict(dict)
+    for q in queries:
+        if q.condition == condition and q.mode == "primary":
+            worlds[q.query][q.world] = q
+    out: dict[str, bool | None] = {}
+    for qid, pair in worlds.items():
+        if "a" not in pair or "b" not in pair:
+            continue
+        a, b = pair["a"], pair["b"]
+        reference = _facts(a.authorized)
+        counted = _facts(a.evaluated) == reference and _facts(b.evaluated) == reference
+        out[qid] = (set(a.outcome) != set(b.outcome)) if counted else None
+    return out
+
+
+def leakage_rate(queries: Iterable[QueryRecord], condition: str) -> tuple[float | None, int]:
+    counted = [v for v in leakage_pairs(queries, condition).values() if v is not None]
+    return (mean([float(v) for v in counted]) if counted else None), len(counted)
+
+
+def _probes(probes: Iterable[ProbeRecord], condition: str) -> list[ProbeRecord]:
+    return [p for p in probes if p.condition == condition]
+
+
+def needed_support(probes: Iterable[ProbeRecord], condition: str) -> float:
+    needing = [p for p in _probes(probes, condition) if p.authorized]
+    return mean([float(supported(exposed_facts(p), _facts(p.authorized))) for p in needing])
+
+
+def exposure_rate_probes(probes: Iterable[ProbeRecord], condition: str) -> float:
+    return mean([float(has_ineligible_exposure(p)) for p in _probes(probes, condition)])
+
+
+def conflict_harmed(p: ProbeRecord) -> bool:
+    """Wrong, and carrying the injected value."""
+    outcome = set(p.outcome or [])
+    return outcome != set(p.gold) and p.conflict_value in outcome
+
+
+def conflict_harm(probes: Iterable[ProbeRecord], condition: str) -> float:
+    conflict = [p for p in _probes(probes, condition) if p.conflict_value is not None]
+    return mean([float(conflict_harmed(p)) for p in conflict])
+
+
+def deletion_residue(forgets: Iterable[ForgetRecord], condition: str) -> float | None:
+    """Share of `forget` events after which a forgotten value could still be found."""
+    producer = PRODUCER_OF[condition]
+    by_event: dict[str, bool] = {}
+    for r in forgets:
+        if r.producer == producer:
+            by_event[r.event] = by_event.get(r.event, False) or bool(r.residue)
+    return mean([float(v) for v in by_event.values()]) if by_event else None

@@ -1,0 +1,348 @@
+"""Protocols, records and small shared helpers for the LLM runtimes.
+
+A runtime owns one local LLM (llama.cpp child process or an Ollama server) plus the embedder
+Mem0 uses next to it. Everything the experiment needs to know about "which model produced
+these answers" is captured in `ModelIdentity`; everything about "how long did we wait" in
+`PhaseTimer`. Transport errors are retried a bounded number of times and then surface as
+`RuntimeUnavailable`, never silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from place.errors import PlaceError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Message = dict[str, Any]
+
+
+class RuntimeUnavailable(PlaceError):
+    """The LLM/embedding endpoint could not be reached after every allowed attempt."""
+
+    def __init__(self, endpoint: str, message: str) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+
+
+class RuntimeRequestError(PlaceError):
+    """The endpoint answered, but with an error status or a malformed body (not retried)."""
+
+
+class ModelMissing(PlaceError):
+    """A model the configuration names is not available on the runtime."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat-completion model at temperature 0 with a fixed seed.
+
+    Temperature and seed are construction parameters (recorded in `parameters` and in the
+    runtime's `ModelIdentity`), so a call cannot accidentally sample.
+    """
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        """Construction-time generation parameters (temperature, seed, max_tokens, ...)."""
+        ...
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """Return the assistant text for `messages`."""
+        ...
+
+
+class GenerationParameters(BaseModel):
+    """Generation parameters fixed for a whole run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float = Field(
+        0.0, description="Sampling temperature; always 0 (greedy) in this project."
+    )
+    seed: int = Field(description="Fixed sampling seed sent with every request that allows it.")
+    max_tokens: int = Field(description="Default cap on generated tokens per call.")
+    context_size: int | None = Field(
+        None, description="Context window in tokens (n_ctx / num_ctx); None = runtime default."
+    )
+
+
+class ModelIdentity(BaseModel):
+    """What produced the LLM answers and embeddings of a run; written into run manifests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    runtime: Literal["llamacpp", "ollama"] = Field(
+        description="Which runtime served the model: embedded llama.cpp server or Ollama."
+    )
+    name: str = Field(description="Model name as requests address it (GGUF stem or Ollama tag).")
+    identity: str = Field(
+        description="Content identity of the weights: 'sha256:<hex>' of the GGUF file, or the "
+        "Ollama manifest digest reported by /api/tags."
+    )
+    runtime_version: str | None = Field(
+        None,
+        description="llama-cpp-python package version or Ollama server version. Recorded, but "
+        "not part of the cache identity, so committed caches replay across upgrades.",
+    )
+    embedder_name: str = Field(description="Embedding model name (MiniLM path name or Ollama tag).")
+    embedder_identity: str = Field(
+        description="'sha256:<hex>' of the embedder's model.safetensors, or its Ollama digest."
+    )
+    embedding_dims: int = Field(description="Embedding vector size (384 MiniLM, 768 nomic).")
+    parameters: GenerationParameters = Field(description="Fixed generation parameters.")
+
+    def cache_identity(self) -> str:
+        """The string the LLM call cache keys on: weights plus everything fixed per run.
+
+        The embedder is excluded because it never influences an LLM response.
+        """
+        payload = {
+            "runtime": self.runtime,
+            "name": self.name,
+            "identity": self.identity,
+            "parameters": self.parameters.model_dump(),
+        }
+        return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class RetryPolicy:
+    """Bounded retries with exponential back-off for transport errors only.
+
+    HTTP error statuses are answers, not transport failures, and are never retried here.
+    """
+
+    attempts: int = 4
+    initial_backoff: float = 0.5
+    multiplier: float = 2.0
+    max_backoff: float = 8.0
+    # Injected so tests can observe the back-off without sleeping.
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("RetryPolicy.attempts must be >= 1")
+
+    def delays(self) -> list[float]:
+        """The sleeps between attempts (one fewer than attempts)."""
+        out: list[float] = []
+        delay = self.initial_backoff
+        for _ in range(self.attempts - 1):
+            out.append(min(delay, self.max_backoff))
+            delay *= self.multiplier
+        return out
+
+
+def call_with_retries(
+    fn: Callable[[], T], *, policy: RetryPolicy, endpoint: str, what: str = "request"
+) -> T:
+    """Run `fn`, retrying transport errors per `policy`; then raise `RuntimeUnavailable`."""
+    delays = policy.delays()
+    last: httpx.TransportError | None = None
+    for attempt in range(policy.attempts):
+        try:
+            return fn()
+        except httpx.TransportError as exc:  # connect/read errors, resets, timeouts
+            last = exc
+            if attempt < len(delays):
+                log.warning(
+                    "%s to %s failed (%s: %s); retry %d/%d in %.2fs",
+                    what,
+                    endpoint,
+                    type(exc).__name__,
+                    exc,
+                    attempt + 1,
+                    policy.attempts - 1,
+                    delays[attempt],
+                )
+                policy.sleep(delays[attempt])
+    assert last is not None
+    raise RuntimeUnavailable(
+        endpoint,
+        f"{what} to {endpoint} failed after {policy.attempts} attempt(s): "
+        f"{type(last).__name__}: {last}",
+    ) from last
+
+
+def check_response(response: httpx.Response, endpoint: str) -> Any:
+    """Return the JSON body of a successful response or raise `RuntimeRequestError`."""
+    if response.status_code >= 400:
+        raise RuntimeRequestError(
+            f"{endpoint} answered HTTP {response.status_code}: {response.text[:500]}"
+        )
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise RuntimeRequestError(
+            f"{endpoint} answered with a non-JSON body: {response.text[:500]}"
+        ) from exc
+
+
+class PhaseTimer:
+    """Thread-safe accumulator of seconds and counts per phase label.
+
+    The cache records "llm" (time spent in real model calls) and "cache" (time serving hits);
+    the runner reads `snapshot()` for its timing report.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seconds: dict[str, float] = {}
+        self._counts: dict[str, int] = {}
+
+    def add(self, label: str, seconds: float) -> None:
+        """Add one observation of `seconds` to `label`."""
+        with self._lock:
+            self._seconds[label] = self._seconds.get(label, 0.0) + seconds
+            self._counts[label] = self._counts.get(label, 0) + 1
+
+    @contextlib.contextmanager
+    def measure(self, label: str) -> Iterator[None]:
+        """Time the `with` body into `label` (also when it raises)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(label, time.perf_counter() - start)
+
+    def seconds(self, label: str) -> float:
+        """Total seconds recorded under `label`."""
+        with self._lock:
+            return self._seconds.get(label, 0.0)
+
+    def count(self, label: str) -> int:
+        """Number of observations recorded under `label`."""
+        with self._lock:
+            return self._counts.get(label, 0)
+
+    def snapshot(self) -> dict[str, dict[str, float]]:
+        """{label: {"seconds": s, "count": n}} at this moment."""
+        with self._lock:
+            return {
+                k: {"seconds": self._seconds[k], "count": self._counts[k]} for k in self._seconds
+            }
+
+
+class LLMRuntime(ABC):
+    """One local LLM plus its embedder, usable as a context manager (start/close)."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Make the runtime ready (start the server / preflight); idempotent."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release everything `start` acquired; idempotent and safe after a failed start."""
+
+    @property
+    @abstractmethod
+    def identity(self) -> ModelIdentity:
+        """Identity of model + embedder + parameters (available after `start`)."""
+
+    @property
+    @abstractmethod
+    def chat(self) -> ChatModel:
+        """A direct chat model on this runtime (after `start`)."""
+
+    @abstractmethod
+    def mem0_llm_config(self) -> dict[str, Any]:
+        """The `llm` section of a Mem0 config pointing at this runtime."""
+
+    @abstractmethod
+    def mem0_embedder_config(self) -> dict[str, Any]:
+        """The `embedder` section of a Mem0 config."""
+
+    @property
+    @abstractmethod
+    def embedding_dims(self) -> int:
+        """Embedding vector size (the Qdrant collection needs it)."""
+
+    def __enter__(self) -> Self:
+        try:
+            self.start()
+        except BaseException:
+            # A half-started runtime (e.g. child spawned, never ready) must still be cleaned up.
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+# --- file hashing ---------------------------------------------------------------------------
+
+
+def default_hash_memo() -> Path:
+    """Where file hashes are memoized: $XDG_CACHE_HOME/place/sha256.json (~/.cache default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "place" / "sha256.json"
+
+
+_memo_lock = threading.Lock()
+
+
+def file_sha256(path: str | os.PathLike[str], memo: Path | None = None) -> str:
+    """sha256 hex of a file, streamed; memoized by (resolved path, size, mtime_ns) in `memo`.
+
+    The memo is only an optimization (hashing ~100 MB takes a second or so): an unreadable or
+    unwritable memo falls back to hashing, with a warning.
+    """
+    p = Path(path).resolve()
+    st = p.stat()
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    entries: dict[str, Any] = {}
+    with _memo_lock:
+        if memo is not None and memo.exists():
+            try:
+                entries = json.loads(memo.read_text())
+            except (OSError, ValueError) as exc:
+                log.warning("ignoring unreadable hash memo %s: %s", memo, exc)
+                entries = {}
+            hit = entries.get(str(p))
+            if isinstance(hit, dict) and all(hit.get(k) == v for k, v in stamp.items()):
+                return str(hit["sha256"])
+        h = hashlib.sha256()
+        with p.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        digest = h.hexdigest()
+        if memo is not None:
+            entries[str(p)] = {**stamp, "sha256": digest}
+            try:
+                memo.parent.mkdir(parents=True, exist_ok=True)
+                tmp = memo.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_text(json.dumps(entries, indent=1, sort_keys=True))
+                os.replace(tmp, memo)  # atomic: concurrent readers never see half a file
+            except OSError as exc:
+                log.warning("could not update hash memo %s: %s", memo, exc)
+        return digest

@@ -1,0 +1,213 @@
+"""Metrics on hand-built records whose values were computed by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from place.metrics import effects as fx
+from place.metrics import endpoints as ep
+from place.records import (
+    CheckpointRecord,
+    ExposedRecord,
+    ForgetRecord,
+    ProbeRecord,
+    QueryRecord,
+    ReadFactRecord,
+)
+
+HOTEL = ("alex", "hotel", "Lumen", "global")
+STALE = ("alex", "hotel", "Avenida", "global")
+DANA = ("dana", "hotel", "Marriott", "global")
+
+
+def item(*facts: tuple[str, str, str, str], ineligible: bool = False) -> ExposedRecord:
+    return ExposedRecord(
+        id="m", text="t", score=1.0, ineligible=ineligible,
+        facts=[ReadFactRecord(entity=f[0], predicate=f[1], value=f[2], scope=f[3], status="active",
+                              valid_from=None, valid_until=None, certified=False,
+                              eligible=not ineligible) for f in facts],
+    )
+
+
+def query(qid: str = "q1", condition: str = "PLACE", world: str = "a", mode: str = "primary",
+          outcome=("Lumen",), gold=("Lumen",), exposed=(), evaluated=(HOTEL,),
+          authorized=(HOTEL,), state_correct: bool = True, conversation: str = "c1") -> QueryRecord:
+    return QueryRecord(
+        query=qid, turn="t", conversation=conversation, family="scope", condition=condition,
+        world=world, mode=mode, tau=("alex", "hotel", "global", "2026-03-02"), question="?",
+        exposed=list(exposed), admitted=None, raw_answer="x", outcome=list(outcome),
+        gold=list(gold), authorized=[list(f) for f in authorized],
+        evaluated=[list(f) for f in evaluated], state_correct=state_correct,
+    )
+
+
+def checkpoint(turn: str, condition: str, observed, reference, kind: str = "post-update",
+               conversation: str = "c1") -> CheckpointRecord:
+    return CheckpointRecord(
+        turn=turn, checkpoint=kind, conversation=conversation, date="2026-03-02",
+        condition=condition, observed=[list(f) for f in observed],
+        reference=[list(f) for f in reference],
+    )
+
+
+def test_state_correctness_is_mean_f1_over_post_update_checkpoints() -> None:
+    records = [
+        checkpoint("t1", "Native", [HOTEL], [HOTEL]),                 # 1.0
+        checkpoint("t2", "Native", [HOTEL, STALE], [HOTEL]),          # P=1/2 R=1 -> 2/3
+        checkpoint("t3", "Native", [], []),                           # both empty -> 1.0
+        checkpoint("t4", "Native", [STALE], [HOTEL], kind="pre-query"),  # ignored
+    ]
+    assert ep.state_correctness(records, "Native") == pytest.approx((1 + 2 / 3 + 1) / 3)
+
+
+def test_factorization_reports_where_rows_disagree() -> None:
+    records = [
+        checkpoint("t1", "Native", [HOTEL], [HOTEL]),
+        checkpoint("t1", "QASC", [HOTEL], [HOTEL]),
+        checkpoint("t1", "CSS", [HOTEL], [HOTEL]),
+        checkpoint("t1", "PLACE", [STALE], [HOTEL]),
+    ]
+    report = ep.factorization(records)
+    assert not report.ok
+    assert report.mismatches == ["t1 (post-update): CSS != PLACE"]
+    assert ep.factorization(records[:3] + [checkpoint("t1", "PLACE", [HOTEL], [HOTEL])]).ok
+
+
+def test_leakage_excludes_state_mediated_and_equal_but_wrong_pairs() -> None:
+    rows = [
+        # q1: counted, outcomes differ -> leak
+        query("q1", world="a", outcome=("Lumen",)), query("q1", world="b", outcome=("Avenida",)),
+        # q2: counted, same outcome -> no leak
+        query("q2", world="a"), query("q2", world="b"),
+        # q3: world b's authorized state differs -> state-mediated, excluded
+        query("q3", world="a"), query("q3", world="b", evaluated=(STALE,), outcome=("Avenida",)),
+        # q4: both worlds equal but wrong (differ from Q*) -> excluded
+        query("q4", world="a", evaluated=(STALE,)),
+        query("q4", world="b", evaluated=(STALE,), outcome=("Avenida",)),
+    ]
+    assert ep.leakage_pairs(rows, "PLACE") == {"q1": True, "q2": False, "q3": None, "q4": None}
+    assert ep.leakage_rate(rows, "PLACE") == (0.5, 2)
+    assert ep.leakage_rate(rows, "CSS") == (None, 0)
+
+
+def test_joint_success_needs_state_support_no_exposure_and_right_answer() -> None:
+    ok = query(exposed=[item(HOTEL)])
+    assert ep.joint_success(ok)
+    assert not ep.joint_success(query(exposed=[item(HOTEL)], state_correct=False))
+    assert not ep.joint_success(query(exposed=[]))  # Q* not readable from exposed items
+    assert not ep.joint_success(query(exposed=[item(HOTEL), item(DANA, ineligible=True)]))
+    assert not ep.joint_success(query(exposed=[item(HOTEL)], outcome=("Avenida",)))
+    # Abstention gold with empty Q*: supported trivially.
+    assert ep.joint_success(query(exposed=[], outcome=("ABSTAIN",), gold=("ABSTAIN",),
+                                  authorized=(), evaluated=()))
+
+
+def test_answer_correctness_is_f1_of_outcome_against_gold() -> None:
+    rows = [
+        query("q1", outcome=("Lumen",)),                      # 1
+        query("q2", outcome=("Lumen", "Avenida")),            # P=1/2 R=1 -> 2/3
+        query("q3", outcome=(), gold=("ABSTAIN",)),           # 0
+        query("q4", world="b", outcome=()),                   # world b ignored
+    ]
+    assert ep.answer_correctness(rows, "PLACE") == pytest.approx((1 + 2 / 3 + 0) / 3)
+
+
+def probe(pid: str, exposed, authorized=(HOTEL,), conflict: str | None = None,
+          outcome=None, gold=("Lumen",), condition: str = "Native") -> ProbeRecord:
+    return ProbeRecord(
+        probe=pid, after="t", conversation="c1", family="scope", condition=condition,
+        tau=("alex", "hotel", "global", "2026-03-02"), question="?", exposed=list(exposed),
+        admitted=None, raw_answer=None if outcome is None else "x",
+        outcome=None if outcome is None else list(outcome), gold=list(gold),
+        authorized=[list(f) for f in authorized], conflict_value=conflict,
+    )
+
+
+def test_utility_probe_metrics() -> None:
+    rows = [
+        probe("p1", [item(HOTEL)]),                                       # supported
+        probe("p2", [item(STALE)]),                                       # not supported
+        probe("p3", [], authorized=(), gold=()),                          # no need: excluded
+        probe("p4", [item(HOTEL), item(DANA, ineligible=True)]),          # supported, exposed
+        probe("p5", [item(HOTEL)], conflict="Avenida", outcome=("Avenida",)),  # harmed
+        probe("p6", [item(HOTEL)], conflict="Avenida", outcome=("Lumen",)),    # right
+        probe("p7", [item(HOTEL)], conflict="Avenida", outcome=("Lumen", "Avenida")),  # wrong+value
+        probe("p8", [item(HOTEL)], conflict="Avenida", outcome=("Marriott",)),  # wrong, no value
+    ]
+    assert ep.needed_support(rows, "Native") == pytest.approx(6 / 7)
+    assert ep.exposure_rate_probes(rows, "Native") == pytest.approx(1 / 8)
+    assert ep.conflict_harm(rows, "Native") == pytest.approx(2 / 4)
+
+
+def test_deletion_residue_counts_events_with_residue_at_either_check() -> None:
+    def forget(event: str, check: str, residue: list[str]) -> ForgetRecord:
+        return ForgetRecord(event=event, producer="native", check=check,
+                            slot=("alex", "diet", "global"), values=["vegetarian"], residue=residue)
+
+    rows = [forget("e1", "after", []), forget("e1", "end", ["vegetarian diet"]),
+            forget("e2", "after", []), forget("e2", "end", [])]
+    assert ep.deletion_residue(rows, "QASC") == 0.5
+    assert ep.deletion_residue(rows, "PLACE") is None
+
+
+def _joint_rows(successes: dict[str, list[tuple[str, bool]]]) -> list[QueryRecord]:
+    rows = []
+    for condition, items in successes.items():
+        for i, (conv, good) in enumerate(items):
+            rows.append(query(f"q{i}", condition=condition, conversation=conv,
+                              exposed=[item(HOTEL)], state_correct=good))
+    return rows
+
+
+def test_did_interaction_gain_by_hand() -> None:
+    # JS: Native 0/4, QASC 1/4, CSS 2/4, PLACE 4/4 -> JointGain 1.0,
+    # InteractionGain (1 - 0.5) - (0.25 - 0) = 0.25
+    convs = ["c1", "c1", "c2", "c2"]
+    pattern = {
+        "Native": [False] * 4,
+        "QASC": [True, False, False, False],
+        "CSS": [True, True, False, False],
+        "PLACE": [True] * 4,
+    }
+    rows = _joint_rows({c: list(zip(convs, v, strict=True)) for c, v in pattern.items()})
+    out = fx.longitudinal_effects([], rows, ["c1", "c2"], seed=7, resamples=500)
+    assert out["JointGain"].estimate == pytest.approx(1.0)
+    assert out["InteractionGain"].estimate == pytest.approx(0.25)
+    # LOCO: dropping c1 -> (1-0)-(0-0)=1; dropping c2 -> (1-1)-(0.5-0)=-0.5
+    assert out["InteractionGain"].loco_range == pytest.approx((-0.5, 1.0))
+    lo, hi = out["InteractionGain"].interval
+    assert -0.5 <= lo <= 0.25 <= hi <= 1.0
+
+
+def test_pair_bootstrap_is_seeded_and_reproducible() -> None:
+    left = np.array([1.0, 0, 1, 1, 0, 1, 0, 0] * 5 + [0.0, 1, 1])
+    right = np.array([0.0, 0, 1, 0, 0, 0, 1, 0] * 5 + [1.0, 0, 0])
+    a = fx.pair_bootstrap(left, right, seed=11)
+    b = fx.pair_bootstrap(left, right, seed=11)
+    c = fx.pair_bootstrap(left, right, seed=12)
+    assert a == b
+    assert a.interval != c.interval
+    assert a.estimate == pytest.approx((22 - 11) / 43) and a.n == 43
+
+
+def test_pair_bootstrap_covers_a_known_difference() -> None:
+    # Paired Bernoulli(0.3) vs Bernoulli(0.1): the 95 % interval should cover 0.2 about 95 %
+    # of the time; with 300 datasets of 60 pairs, coverage far outside [0.88, 0.99] is a bug.
+    rng = np.random.default_rng(2026)
+    covered = 0
+    trials = 300
+    for t in range(trials):
+        left = (rng.random(60) < 0.3).astype(float)
+        right = (rng.random(60) < 0.1).astype(float)
+        lo, hi = fx.pair_bootstrap(left, right, seed=t, resamples=1000).interval
+        covered += lo <= 0.2 <= hi
+    assert 0.88 <= covered / trials <= 0.99
+
+
+def test_empty_leakage_gives_no_estimate() -> None:
+    effect = fx.leakage_drop([], seed=1)
+    assert effect.estimate is None and effect.n == 0
+    assert math.isnan(ep.mean([]))
