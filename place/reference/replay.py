@@ -49,6 +49,10 @@ class QueryReference:
     support: Support
     support_b: Support | None
     """World b's Q* (None when the query has no pair)."""
+    state: frozenset[Fact] = frozenset()
+    """S* at the pre-query checkpoint (world a)."""
+    state_b: frozenset[Fact] | None = None
+    """S* of world b after the inserted turns (None when the query has no pair)."""
 
 
 @dataclass(frozen=True)
@@ -120,14 +124,16 @@ class _Replayer:
                         Checkpoint(turn.id, "pre-query", conv.id, conv.date, state.state_at(conv.date))
                     )
                     tau = interpretation(q)
-                    support_b = None
+                    support_b, state_b = None, None
                     if q.pair_insert is not None:
                         world = self.world_b(state, q.pair_insert, conv.date)
                         support_b = authorized_support(world, conv.date, tau)
+                        state_b = world.state_at(conv.date)
                     queries.append(
                         QueryReference(
                             q.id, turn.id, conv.id, tau,
                             authorized_support(state, conv.date, tau), support_b,
+                            state.state_at(conv.date), state_b,
                         )
                     )
                 if turn.events:

@@ -19,7 +19,7 @@ from place.runtime.base import (
     RuntimeRequestError,
     RuntimeUnavailable,
 )
-from place.runtime.cache import CacheMiss, CachedChatModel, LLMCallCache
+from place.runtime.cache import CachedChatModel, CacheMiss, LLMCallCache
 from place.runtime.llamacpp import LlamaCppRuntime, default_gguf_path
 from place.runtime.ollama import OllamaRuntime
 

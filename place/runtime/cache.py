@@ -22,6 +22,7 @@ from place.errors import PlaceError
 from place.runtime.base import ChatModel, Message, PhaseTimer
 
 CacheMode = Literal["read-write", "replay-only"]
+_SELECT = "SELECT response FROM llm_calls WHERE key = ?"
 KEY_VERSION = 1  # bump when the key payload changes shape, so old entries stop matching
 
 
@@ -87,7 +88,7 @@ class LLMCallCache:
     def get(self, key: str) -> str | None:
         """Stored response for `key`, or None (does not touch the counters)."""
         with self._lock:
-            row = self._db.execute("SELECT response FROM llm_calls WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(_SELECT, (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def get_or_call(self, key: str, call: Callable[[], str]) -> str:
@@ -114,7 +115,7 @@ class LLMCallCache:
                 "INSERT OR IGNORE INTO llm_calls (key, response, created) VALUES (?, ?, ?)",
                 (key, response, time.time()),
             )
-            row = self._db.execute("SELECT response FROM llm_calls WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(_SELECT, (key,)).fetchone()
         return str(row[0])
 
     def __len__(self) -> int:

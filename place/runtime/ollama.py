@@ -191,7 +191,10 @@ class OllamaRuntime(LLMRuntime):
             embedder_identity=available[_normalize(self.embedder)],
             embedding_dims=self._embedding_dims,
             parameters=GenerationParameters(
-                temperature=0.0, seed=self.seed, max_tokens=self.max_tokens, context_size=self.num_ctx
+                temperature=0.0,
+                seed=self.seed,
+                max_tokens=self.max_tokens,
+                context_size=self.num_ctx,
             ),
         )
         return self._identity

@@ -1,0 +1,87 @@
+"""PNG plots of a run, drawn from its records and metrics only."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from place.metrics import endpoints as ep  # noqa: E402
+from place.records import CONDITIONS  # noqa: E402
+from place.report.metrics import RunRecords  # noqa: E402
+from place.report.tables import EFFECTS  # noqa: E402
+from place.trajectory.model import FAMILIES  # noqa: E402
+
+COLORS = {"Native": "#7f7f7f", "CSS": "#1f77b4", "QASC": "#ff7f0e", "PLACE": "#2ca02c"}
+
+
+def state_across_checkpoints(records: RunRecords, path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for condition in CONDITIONS:
+        items = ep.state_items(records.checkpoints, condition)
+        ax.plot(range(1, len(items) + 1), [ep.checkpoint_f1(c) for c in items],
+                label=condition, color=COLORS[condition], lw=1.4,
+                ls="--" if condition in ("QASC", "PLACE") else "-")
+    ax.set_xlabel("post-update checkpoint")
+    ax.set_ylabel("F1(S^phys, S*)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("StateCorrectness across checkpoints (QASC/PLACE overlap Native/CSS by design)")
+    ax.legend(ncol=4, fontsize=8, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def effects_with_intervals(metrics: dict[str, Any], path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    for i, name in enumerate(EFFECTS):
+        e = metrics["effects"][name]
+        if e["estimate"] is None:
+            ax.text(0, i, "  not estimable (no counted pairs)", va="center", fontsize=8)
+            continue
+        lo, hi = e["interval"] or (e["estimate"], e["estimate"])
+        ax.errorbar(e["estimate"], i, xerr=[[e["estimate"] - lo], [hi - e["estimate"]]],
+                    fmt="o", color="#1f77b4", capsize=4)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_yticks(range(len(EFFECTS)), EFFECTS)
+    ax.invert_yaxis()
+    ax.set_xlabel("effect (95 % interval)")
+    ax.set_title(f"Effects: {metrics['model']['name']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def per_family_bars(records: RunRecords, path: Path) -> None:
+    scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for q in records.queries:
+        if q.mode == "primary" and q.world == "a":
+            scores[q.condition][q.family].append(ep.answer_score(q))
+    fig, ax = plt.subplots(figsize=(9, 3.4))
+    width = 0.2
+    for j, condition in enumerate(CONDITIONS):
+        values = [ep.mean(scores[condition][f]) if scores[condition][f] else 0.0 for f in FAMILIES]
+        ax.bar([i + (j - 1.5) * width for i in range(len(FAMILIES))], values, width,
+               label=condition, color=COLORS[condition])
+    ax.set_xticks(range(len(FAMILIES)), FAMILIES)
+    ax.set_ylabel("AnswerCorrectness")
+    ax.set_ylim(0, 1.05)
+    ax.legend(ncol=4, fontsize=8)
+    ax.set_title("AnswerCorrectness per query family")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_plots(records: RunRecords, metrics: dict[str, Any], out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "state_correctness.png", out_dir / "effects.png", out_dir / "families.png"]
+    state_across_checkpoints(records, paths[0])
+    effects_with_intervals(metrics, paths[1])
+    per_family_bars(records, paths[2])
+    return paths

@@ -1,0 +1,51 @@
+"""`place report RUN_DIR`: recompute metrics, tables and plots from a run's records alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from place import atomic
+from place.errors import PlaceError
+from place.report.metrics import RunRecords, compute_metrics, dump_metrics
+from place.report.plots import write_plots
+from place.report.tables import all_tables, to_csv, to_latex, to_markdown
+
+
+def load_manifest(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        raise PlaceError(f"{run_dir}: no manifest.json; is this a place run directory?")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def recompute(run_dir: Path) -> dict[str, Any]:
+    """The metrics document, from manifest header and records/*.jsonl only."""
+    manifest = load_manifest(run_dir)
+    records = RunRecords.load(run_dir / "records")
+    return compute_metrics(
+        records,
+        header=manifest["header"],
+        seed=int(manifest["seeds"]["bootstrap"]),
+        conversations=manifest["header"]["conversation_ids"],
+        resamples=int(manifest["seeds"].get("resamples", 4000)),
+    )
+
+
+def write_tables(metrics_docs: list[dict[str, Any]], out_dir: Path, paper: bool) -> None:
+    markdown = []
+    for table in all_tables(metrics_docs, paper=paper):
+        atomic.write_text(out_dir / f"{table.name}.tex", to_latex(table))
+        atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
+        markdown.append(to_markdown(table))
+    atomic.write_text(out_dir / "tables.md", "\n".join(markdown))
+
+
+def write_report(run_dir: Path, paper: bool = False, plots: bool = True) -> dict[str, Any]:
+    metrics = recompute(run_dir)
+    atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
+    write_tables([metrics], run_dir / "tables", paper)
+    if plots:
+        write_plots(RunRecords.load(run_dir / "records"), metrics, run_dir / "plots")
+    return metrics

@@ -1,0 +1,148 @@
+"""Tables 1 and 2 as in the paper, in Markdown, LaTeX (booktabs) and CSV.
+
+Rows come from one or more metrics documents (one per model scale). The paper's published
+values can be shown beside them, always in rows labelled as the paper's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from place.records import CONDITIONS
+
+EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+def paper_values() -> dict[str, Any]:
+    """The paper's published Table 1 and 2 values (Qwen2.5-3B/7B), carried by the package."""
+    return json.loads(resources.files("place.data").joinpath("paper_values.json").read_text("utf-8"))
+
+
+def fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def fmt_interval(iv: Sequence[float] | None) -> str:
+    return "–" if iv is None else f"[{iv[0]:.3f}, {iv[1]:.3f}]"
+
+
+def _label(metrics: dict[str, Any]) -> str:
+    return str(metrics["model"]["name"])
+
+
+def table1a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+    rows = []
+    for m in runs:
+        for c in CONDITIONS:
+            v = m["conditions"][c]
+            rows.append([_label(m), c, fmt(v["state_correctness"]),
+                         f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
+                         fmt(v["answer_correctness"]), fmt(v["joint_success"])])
+    if paper:
+        for model, conds in paper_values()["table1_primary"].items():
+            for c in CONDITIONS:
+                v = conds[c]
+                rows.append([f"paper: {model}", c, fmt(v["state_correctness"]),
+                             f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
+                             fmt(v["answer_correctness"]), fmt(v["joint_success"])])
+    return Table("table1a", "Table 1 A: primary endpoints",
+                 ["Model", "Condition", "StateCorrectness", "LeakageRate (n)",
+                  "AnswerCorrectness", "JointSuccess"], rows)
+
+
+def table1b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+    rows = []
+    for m in runs:
+        row = [_label(m)]
+        for name in EFFECTS:
+            e = m["effects"][name]
+            extra = f" n={e['n']}" if name == "LeakageDrop" else (
+                f" LOCO {fmt_interval(e.get('loco_range'))}")
+            row.append(f"{fmt(e['estimate'])} {fmt_interval(e['interval'])}{extra}")
+        rows.append(row)
+    if paper:
+        for model, effs in paper_values()["table1_effects"].items():
+            rows.append([f"paper: {model}"] + [
+                f"{fmt(effs[n]['estimate'])} {fmt_interval(effs[n]['interval'])}" for n in EFFECTS
+            ])
+    return Table("table1b", "Table 1 B: effects with 95 % intervals "
+                 "(LeakageDrop: pair bootstrap; others: conversation-block bootstrap, LOCO range)",
+                 ["Model", *EFFECTS], rows)
+
+
+def _per_condition(name: str, title: str, key: str, columns: list[tuple[str, str]],
+                   pick: Callable[[dict[str, Any]], dict[str, Any]],
+                   runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+    rows = []
+    for m in runs:
+        for c in CONDITIONS:
+            v = pick(m["conditions"][c])
+            rows.append([_label(m), c, *[fmt(v[k]) for _, k in columns]])
+    if paper:
+        for model, conds in paper_values()[key].items():
+            for c in CONDITIONS:
+                rows.append([f"paper: {model}", c, *[fmt(conds[c][k]) for _, k in columns]])
+    return Table(name, title, ["Model", "Condition", *[h for h, _ in columns]], rows)
+
+
+def table2a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+    return _per_condition(
+        "table2a", "Table 2 A: utility probes", "table2_utility",
+        [("NeededSupport", "needed_support"), ("ExposureRate", "exposure_rate"),
+         ("ConflictHarm", "conflict_harm")],
+        lambda v: v, runs, paper)
+
+
+def table2b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+    return _per_condition(
+        "table2b", "Table 2 B: closed loop", "table2_closed_loop",
+        [("StateCorrectness", "state_correctness"), ("ExposureRate", "exposure_rate"),
+         ("JointSuccess", "joint_success")],
+        lambda v: v["closed_loop"], runs, paper)
+
+
+def all_tables(runs: Sequence[dict[str, Any]], paper: bool = False) -> list[Table]:
+    return [f(runs, paper) for f in (table1a, table1b, table2a, table2b)]
+
+
+def to_markdown(t: Table) -> str:
+    lines = [f"**{t.title}**", "", "| " + " | ".join(t.header) + " |",
+             "|" + "|".join("---" for _ in t.header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in t.rows]
+    return "\n".join(lines) + "\n"
+
+
+def _latex_escape(s: str) -> str:
+    return s.replace("%", r"\%").replace("_", r"\_").replace("–", "--").replace("&", r"\&")
+
+
+def to_latex(t: Table) -> str:
+    cols = "l" * 2 + "r" * (len(t.header) - 2)
+    out = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(t.title)}}}",
+           rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
+           " & ".join(_latex_escape(h) for h in t.header) + r" \\", r"\midrule"]
+    out += [" & ".join(_latex_escape(c) for c in r) + r" \\" for r in t.rows]
+    out += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(out) + "\n"
+
+
+def to_csv(t: Table) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(t.header)
+    writer.writerows(t.rows)
+    return buf.getvalue()

@@ -1,0 +1,113 @@
+"""The run directory's journal: lock, per-unit progress, append-only records.
+
+A unit's records are appended, fsynced, and only then is `progress.json` replaced
+atomically with the new unit count and the record files' line counts. On resume, record
+files are cut back to the counts of the last completed unit, so a kill at any point leaves
+neither duplicated nor half-written records.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from place import atomic
+from place.errors import PlaceError
+from place.report.metrics import RECORD_FILES
+
+PROGRESS_SCHEMA = "place-progress/1"
+
+
+class RunLocked(PlaceError):
+    """Another process holds this run directory."""
+
+
+class Journal:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.records_dir = run_dir / "records"
+        self.progress_path = run_dir / "progress.json"
+        self._lock: TextIO | None = None
+        self._files: dict[str, TextIO] = {}
+        self.units_done = 0
+        self.counts: dict[str, int] = {name: 0 for name, _ in RECORD_FILES.values()}
+        self.state: dict[str, Any] = {}
+        """Small resumable state that units leave for later units (e.g. closed-loop answers)."""
+
+    def __enter__(self) -> Journal:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.records_dir.mkdir(exist_ok=True)
+        lock = (self.run_dir / ".lock").open("a+")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            raise RunLocked(
+                f"{self.run_dir} is in use by another place run (lock {self.run_dir / '.lock'}); "
+                "wait for it to finish or choose another hydra.run.dir"
+            ) from None
+        self._lock = lock
+        self._load()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+        if self._lock is not None:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def _load(self) -> None:
+        if self.progress_path.exists():
+            doc = json.loads(self.progress_path.read_text(encoding="utf-8"))
+            self.units_done = int(doc["units_done"])
+            self.counts.update(doc["record_counts"])
+            self.state = doc.get("state", {})
+        for name in self.counts:
+            self._truncate(self.records_dir / name, self.counts[name])
+
+    @staticmethod
+    def _truncate(path: Path, lines: int) -> None:
+        """Keep the first `lines` complete lines (drop what a killed unit appended)."""
+        if not path.exists():
+            return
+        with path.open("rb+") as fh:
+            kept = 0
+            offset = 0
+            for line in fh:
+                if kept == lines:
+                    break
+                if not line.endswith(b"\n"):
+                    break
+                kept += 1
+                offset += len(line)
+            fh.truncate(offset)
+
+    def append(self, record: BaseModel) -> None:
+        kind = record.kind  # type: ignore[attr-defined]
+        name = RECORD_FILES[kind][0]
+        fh = self._files.get(name)
+        if fh is None:
+            fh = self._files[name] = (self.records_dir / name).open("a", encoding="utf-8")
+        fh.write(record.model_dump_json(by_alias=True) + "\n")
+        self.counts[name] += 1
+
+    def commit_unit(self, unit_index: int) -> None:
+        for fh in self._files.values():
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.units_done = unit_index + 1
+        doc = {
+            "schema": PROGRESS_SCHEMA,
+            "units_done": self.units_done,
+            "record_counts": self.counts,
+            "state": self.state,
+        }
+        atomic.write_text(self.progress_path, json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,98 @@
+"""The run plan: the trajectory cut into units that the runner executes in order.
+
+An *update step* is what a producer writes at once: for Native, the messages of one
+exchange (new user/tool turns and the assistant reply); for CSS, the trusted events of the
+same turns. A step holds at most one event-carrying turn, so the post-update checkpoint
+after the step is exactly the one after that turn. Query turns are reads: they form their
+own unit, and the assistant reply that answers them is not written. Probes run after the
+unit that holds their `after` turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from place.trajectory.model import Conversation, Probe, Trajectory, Turn
+
+UnitKind = Literal["step", "query", "probes"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    index: int
+    kind: UnitKind
+    conversation: Conversation
+    turns: tuple[Turn, ...] = ()
+    """step: the turns written; query: the query turn."""
+    probes: tuple[Probe, ...] = ()
+    step: int | None = None
+    """1-based update-step number (steps only)."""
+
+    @property
+    def writes(self) -> bool:
+        return self.kind == "step"
+
+    @property
+    def event_turn(self) -> Turn | None:
+        return next((t for t in self.turns if t.events), None)
+
+
+@dataclass
+class _Builder:
+    trajectory: Trajectory
+    units: list[Unit] = field(default_factory=list)
+    pending: list[Turn] = field(default_factory=list)
+    steps: int = 0
+    probes_after: dict[str, list[Probe]] = field(default_factory=dict)
+    waiting_probes: list[Probe] = field(default_factory=list)
+
+    def add(self, kind: UnitKind, conv: Conversation, **kw: object) -> None:
+        self.units.append(Unit(len(self.units), kind, conv, **kw))  # type: ignore[arg-type]
+
+    def flush(self, conv: Conversation) -> None:
+        if self.pending:
+            self.steps += 1
+            self.add("step", conv, turns=tuple(self.pending), step=self.steps)
+            self.pending = []
+        self.flush_probes(conv)
+
+    def flush_probes(self, conv: Conversation) -> None:
+        if self.waiting_probes:
+            self.add("probes", conv, probes=tuple(self.waiting_probes))
+            self.waiting_probes = []
+
+    def build(self) -> list[Unit]:
+        for probe in self.trajectory.probes:
+            self.probes_after.setdefault(probe.after, []).append(probe)
+        for conv in self.trajectory.conversations:
+            answering_query = False
+            for turn in conv.turns:
+                if turn.query is not None:
+                    self.flush(conv)
+                    self.add("query", conv, turns=(turn,))
+                    answering_query = True
+                elif turn.role == "assistant":
+                    if not answering_query and self.pending:
+                        self.pending.append(turn)
+                else:
+                    answering_query = False
+                    # A step holds at most one event turn, ends with its assistant reply, and
+                    # never outruns a probe waiting for the state after an earlier turn.
+                    closed = (
+                        any(t.events for t in self.pending)
+                        or bool(self.pending and self.pending[-1].role == "assistant")
+                        or bool(self.waiting_probes)
+                    )
+                    if closed:
+                        self.flush(conv)
+                    self.pending.append(turn)
+                self.waiting_probes.extend(self.probes_after.get(turn.id, []))
+                if self.waiting_probes and not self.pending:
+                    self.flush_probes(conv)
+            self.flush(conv)
+        return self.units
+
+
+def build_plan(trajectory: Trajectory) -> list[Unit]:
+    return _Builder(trajectory).build()

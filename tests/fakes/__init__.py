@@ -1,0 +1,1 @@
+"""Test doubles (fake servers and models). Nothing here talks to a real model."""

