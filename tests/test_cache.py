@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from mem0.configs.llms.base import BaseLlmConfig
 from mem0.llms.base import LLMBase
 
-from place.runtime import CachedChatModel, CacheMiss, LLMCallCache
+from place.runtime import CachedChatModel, CacheMiss, LLMCallCache, RetryPolicy, RuntimeUnavailable
 from place.runtime.base import ChatModel, PhaseTimer
 from place.runtime.mem0_llm import CachingMem0LLM, install_cache
 
@@ -222,3 +223,46 @@ def test_phase_timer() -> None:
     snap = t.snapshot()
     assert snap["llm"]["count"] == 2
     assert snap["llm"]["seconds"] >= 1.0
+
+
+class FlakyMem0LLM(FakeMem0LLM):
+    """Fake mem0 LLM whose first `failures` calls raise a transport-style ConnectionError."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.remaining_failures = failures
+
+    def generate_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:  # type: ignore[override]
+        if self.remaining_failures > 0:
+            self.remaining_failures -= 1
+            self.calls.append({"failed": True})
+            raise ConnectionError("connection refused")
+        return super().generate_response(messages, **kwargs)
+
+
+def test_caching_mem0_llm_retries_transport_errors(tmp_path: Path) -> None:
+    sleeps: list[float] = []
+    inner = FlakyMem0LLM(failures=2)
+    policy = RetryPolicy(attempts=3, initial_backoff=0.001, sleep=sleeps.append)
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        llm = CachingMem0LLM(inner, cache, "ident", retry=policy, endpoint="http://x/v1")
+        assert llm.generate_response(messages=[{"role": "user", "content": "q"}]) == (
+            '{"facts": ["x"]}'
+        )
+        llm.raise_pending()  # nothing pending
+    assert len(inner.calls) == 3
+    assert sleeps == [0.001, 0.002]
+
+
+def test_caching_mem0_llm_records_failures_mem0_would_swallow(tmp_path: Path) -> None:
+    inner = FlakyMem0LLM(failures=10)
+    policy = RetryPolicy(attempts=2, initial_backoff=0.0, sleep=lambda _s: None)
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        llm = CachingMem0LLM(inner, cache, "ident", retry=policy, endpoint="http://x/v1")
+        # What mem0's Memory._add_to_vector_store does around the update-decision call.
+        with contextlib.suppress(Exception):
+            llm.generate_response(messages=[{"role": "user", "content": "q"}])
+        with pytest.raises(RuntimeUnavailable, match="http://x/v1"):
+            llm.raise_pending()
+        llm.raise_pending()  # cleared after raising
+        assert len(cache) == 0

@@ -148,3 +148,17 @@ def test_early_exit_reports_log_tail(tmp_path: Path) -> None:
     with pytest.raises(PlaceError, match="exited with code"):
         rt.start()
     assert rt.pid is None
+
+
+def test_mem0_minilm_embedder_loads_offline() -> None:
+    # Needs no server: the embedder config is static. Loads MiniLM from the wheel's directory.
+    import os
+
+    from mem0.utils.factory import EmbedderFactory
+
+    cfg = LlamaCppRuntime(max_tokens=4).mem0_embedder_config()
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert os.environ["TRANSFORMERS_OFFLINE"] == "1"
+    embedder = EmbedderFactory.create(cfg["provider"], dict(cfg["config"]), None)
+    vector = embedder.embed("I moved to Lisbon last spring.")
+    assert len(vector) == 384

@@ -153,3 +153,24 @@ def test_http_error_is_not_swallowed() -> None:
             with pytest.raises(PlaceError, match="404"):
                 rt.chat.complete([{"role": "user", "content": "x"}])
         assert len(fake.bodies("/api/chat")) == 1  # HTTP errors are answers: no retry
+
+
+def test_mem0_ollama_provider_against_fake_sends_no_seed() -> None:
+    # Documents mem0 1.0.x: its OllamaLLM sends temperature/num_predict/top_p, never a seed,
+    # and appends a JSON instruction to the prompt; the call cache is what pins answers.
+    from mem0.utils.factory import LlmFactory
+
+    with FakeOllamaServer() as fake:
+        rt = OllamaRuntime(base_url=fake.url, max_tokens=50, retry=_tiny_retry())
+        cfg = rt.mem0_llm_config()
+        llm = LlmFactory.create(cfg["provider"], dict(cfg["config"]))
+        out = llm.generate_response(
+            messages=[{"role": "user", "content": "facts?"}],
+            response_format={"type": "json_object"},
+        )
+        assert out == '{"facts": []}'
+        (body,) = fake.bodies("/api/chat")
+        assert body["format"] == "json"
+        assert body["options"]["temperature"] == 0.0
+        assert body["options"]["num_predict"] == 50
+        assert "seed" not in body["options"]

@@ -35,7 +35,7 @@ class ReadableStore(Protocol):
 
     def search(self, query: str, limit: int) -> list[Any]: ...
     def search_filtered(
-        self, query: str, limit: int | None, payload_filter: models.Filter
+        self, query: str, limit: int | None, *, must: list[Any] = ..., must_not: list[Any] = ...
     ) -> list[Any]: ...
 
 
@@ -56,35 +56,37 @@ class NativeRead:
     def __init__(self, k: int) -> None:
         self.k = k
 
-    def read(self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date) -> ReadDecision:
+    def read(
+        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+    ) -> ReadDecision:
         return ReadDecision(tuple(store.search(query, self.k)))
 
 
-def certified_filter(tau: Interpretation, day: dt.date) -> models.Filter:
-    """E for certified records, as a Qdrant payload filter (windows as day ordinals)."""
+def certified_conditions(tau: Interpretation, day: dt.date) -> list[models.Condition]:
+    """E for certified records, as Qdrant payload conditions (windows as day ordinals)."""
     as_of = tau.as_of.toordinal()
-    return models.Filter(
-        must=[
-            models.FieldCondition(key=LIFECYCLE_MARKER, match=models.MatchValue(value=LIFECYCLE_VERSION)),
-            models.FieldCondition(key="entity", match=models.MatchValue(value=tau.entity)),
-            models.FieldCondition(key="predicate", match=models.MatchValue(value=tau.predicate)),
-            models.FieldCondition(key="status", match=models.MatchValue(value="active")),
-            models.FieldCondition(
-                key="scope", match=models.MatchAny(any=sorted({tau.scope, GLOBAL_SCOPE}))
-            ),
-            models.FieldCondition(key="valid_from_ord", range=models.Range(gte=OPEN_FROM, lte=as_of)),
-            # β drops records expired by the readback date; E needs as_of < valid_until.
-            models.FieldCondition(
-                key="valid_until_ord", range=models.Range(gt=max(as_of, day.toordinal()), lte=OPEN_UNTIL)
-            ),
-        ]
-    )
+    return [
+        models.FieldCondition(
+            key=LIFECYCLE_MARKER, match=models.MatchValue(value=LIFECYCLE_VERSION)
+        ),
+        models.FieldCondition(key="entity", match=models.MatchValue(value=tau.entity)),
+        models.FieldCondition(key="predicate", match=models.MatchValue(value=tau.predicate)),
+        models.FieldCondition(key="status", match=models.MatchValue(value="active")),
+        models.FieldCondition(
+            key="scope", match=models.MatchAny(any=sorted({tau.scope, GLOBAL_SCOPE}))
+        ),
+        models.FieldCondition(key="valid_from_ord", range=models.Range(gte=OPEN_FROM, lte=as_of)),
+        # β drops records expired by the readback date; E needs as_of < valid_until.
+        models.FieldCondition(
+            key="valid_until_ord",
+            range=models.Range(gt=max(as_of, day.toordinal()), lte=OPEN_UNTIL),
+        ),
+    ]
 
 
-def plain_filter() -> models.Filter:
-    return models.Filter(
-        must=[models.IsEmptyCondition(is_empty=models.PayloadField(key=LIFECYCLE_MARKER))]
-    )
+def plain_conditions() -> list[models.Condition]:
+    """Records without lifecycle metadata (β reads them from text)."""
+    return [models.IsEmptyCondition(is_empty=models.PayloadField(key=LIFECYCLE_MARKER))]
 
 
 class QASCRead:
@@ -96,11 +98,14 @@ class QASCRead:
         self.k = k
         self.readback = readback
 
-    def read(self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date) -> ReadDecision:
+    def read(
+        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+    ) -> ReadDecision:
         # Eligible sets are small by design (one slot), so fetching all of them is cheap.
-        certified = store.search_filtered(query, None, certified_filter(tau, day))
+        certified = store.search_filtered(query, None, must=certified_conditions(tau, day))
         plain = [
-            item for item in store.search_filtered(query, None, plain_filter())
+            item
+            for item in store.search_filtered(query, None, must=plain_conditions())
             if self.readback.admits(item, tau, day)
         ]
         admitted = sorted([*certified, *plain], key=lambda item: (-item.score, item.id))

@@ -131,6 +131,14 @@ class Certifier:
             if is_certified(point.metadata):
                 self.memory_ids[str(point.metadata["event_id"])] = point.id
 
+    def fork(self, store: CertifiedStore) -> Certifier:
+        """A certifier for a clone of this store (world b): same G, same memory ids."""
+        twin = Certifier(store, self.schema, self.readback)
+        twin.governed = self.governed.copy()
+        twin.memory_ids = dict(self.memory_ids)
+        twin.applied = set(self.applied)
+        return twin
+
     def apply(self, event: Event, provenance: Provenance) -> CertificationRecord:
         """Certify one trusted event; re-applying an applied event is a no-op."""
         if event.id in self.applied:

@@ -155,6 +155,9 @@ class MemoryStore:
         self._closed = False
         #: mem0 log messages (WARNING and above) of the last :meth:`add_dialogue` call.
         self.last_add_errors: tuple[str, ...] = ()
+        #: Raw LLM outputs of the last :meth:`add_dialogue` call (fact extraction first,
+        #: then the ADD/UPDATE/DELETE/NONE decision if facts were found).
+        self.last_llm_responses: tuple[str, ...] = ()
 
     # -- identity ------------------------------------------------------------------------
 
@@ -199,9 +202,15 @@ class MemoryStore:
         by the backend. A failed HTTP call for fact extraction is not swallowed: it raises.
         """
         self._check_open()
-        with _capture_mem0_log() as records:
-            result = self._memory.add(messages, user_id=self._principal, infer=True)
+        raw: list[str] = []
+        self._memory.llm.place_sink = raw  # filled by the wrapper set in Backend._build_memory
+        try:
+            with _capture_mem0_log() as records:
+                result = self._memory.add(messages, user_id=self._principal, infer=True)
+        finally:
+            self._memory.llm.place_sink = None
         self.last_add_errors = tuple(records)
+        self.last_llm_responses = tuple(raw)
         self._backend.note_mem0_errors(len(records))
         return dict(result)
 
@@ -653,7 +662,10 @@ class Backend:
         # Time Qdrant, history and LLM calls where mem0 makes them; the objects stay mem0's.
         memory.vector_store.client = _TimedProxy(self._client, self.timer, "store")
         memory.db.add_history = self.timer.wrap("store", memory.db.add_history)
-        memory.llm.generate_response = self.timer.wrap("llm", memory.llm.generate_response)
+        memory.llm.place_sink = None
+        memory.llm.generate_response = self.timer.wrap(
+            "llm", _recording(memory.llm, memory.llm.generate_response)
+        )
         with memory.db._lock:
             # Deleted rows are overwritten with zeros, so removed text is not in free pages.
             memory.db.connection.execute("PRAGMA secure_delete = ON")
@@ -676,6 +688,19 @@ def _check_user_keys(meta: Mapping[str, Any]) -> None:
     clash = sorted(set(meta) & MEM0_CORE_KEYS)
     if clash:
         raise ValueError(f"metadata keys {clash} are reserved by mem0's payload")
+
+
+def _recording(llm: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` that also appends its raw output to ``llm.place_sink`` when one is set."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        sink = getattr(llm, "place_sink", None)
+        if sink is not None:
+            sink.append(out if isinstance(out, str) else repr(out))
+        return out
+
+    return call
 
 
 class _ListHandler(logging.Handler):

@@ -100,10 +100,14 @@ class Journal:
         self.counts[name] += 1
 
     def commit_unit(self, unit_index: int) -> None:
+        """The unit's records are durable; then, atomically, the unit counts as done."""
         for fh in self._files.values():
             fh.flush()
             os.fsync(fh.fileno())
         self.units_done = unit_index + 1
+        self.save()
+
+    def save(self) -> None:
         doc = {
             "schema": PROGRESS_SCHEMA,
             "units_done": self.units_done,

@@ -157,16 +157,28 @@ class RetryPolicy:
         return out
 
 
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError,)
+
+
 def call_with_retries(
-    fn: Callable[[], T], *, policy: RetryPolicy, endpoint: str, what: str = "request"
+    fn: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    endpoint: str,
+    what: str = "request",
+    retry_on: tuple[type[BaseException], ...] = TRANSPORT_ERRORS,
 ) -> T:
-    """Run `fn`, retrying transport errors per `policy`; then raise `RuntimeUnavailable`."""
+    """Run `fn`, retrying `retry_on` errors per `policy`; then raise `RuntimeUnavailable`.
+
+    The default `retry_on` is httpx's TransportError: connect/read/write errors, resets,
+    protocol errors and timeouts. Anything else propagates immediately.
+    """
     delays = policy.delays()
-    last: httpx.TransportError | None = None
+    last: BaseException | None = None
     for attempt in range(policy.attempts):
         try:
             return fn()
-        except httpx.TransportError as exc:  # connect/read errors, resets, timeouts
+        except retry_on as exc:
             last = exc
             if attempt < len(delays):
                 log.warning(

@@ -4,6 +4,14 @@ mem0 1.0.x calls `self.llm.generate_response(messages=..., response_format=...)`
 extraction and for the ADD/UPDATE/DELETE/NONE decision (and optionally tools / procedural
 memory). Replacing `memory.llm` with `CachingMem0LLM` pins those answers: a resumed or
 replayed run sees exactly the recorded responses, even though Mem0's providers send no seed.
+
+Two Mem0 behaviours this module compensates for:
+- Mem0 wraps its second LLM call (the update decision) in `except Exception: response = ""`,
+  so an unreachable model would silently become "no memory change". Every failure of a
+  wrapped call is therefore also recorded, and the caller must call `raise_pending()` after
+  each `Memory.add()`; it re-raises the first failure.
+- Transport errors (connection refused/reset, timeouts) are retried here with bounded
+  back-off before they count as failures, on top of the provider client's own retries.
 """
 
 from __future__ import annotations
@@ -12,9 +20,20 @@ import copy
 import json
 from typing import Any
 
+import httpx
+import openai
 from mem0.llms.base import LLMBase
 
+from place.runtime.base import RetryPolicy, call_with_retries
 from place.runtime.cache import LLMCallCache
+
+# What Mem0's providers raise when the server is unreachable: openai's APIConnectionError
+# (includes timeouts), the ollama client's ConnectionError, or raw httpx transport errors.
+MEM0_TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
+    httpx.TransportError,
+    openai.APIConnectionError,
+    ConnectionError,
+)
 
 # Provider config fields that change what the model generates; all go into the key.
 _GENERATION_FIELDS = ("model", "temperature", "max_tokens", "top_p", "top_k", "reasoning_effort")
@@ -23,12 +42,31 @@ _GENERATION_FIELDS = ("model", "temperature", "max_tokens", "top_p", "top_k", "r
 class CachingMem0LLM(LLMBase):
     """A Mem0 LLM that answers from the cache and delegates misses to the wrapped Mem0 LLM."""
 
-    def __init__(self, inner: LLMBase, cache: LLMCallCache, identity: str) -> None:
+    def __init__(
+        self,
+        inner: LLMBase,
+        cache: LLMCallCache,
+        identity: str,
+        *,
+        retry: RetryPolicy | None = None,
+        endpoint: str = "mem0 LLM",
+    ) -> None:
         # Share the inner config object: Mem0 code may read `memory.llm.config`.
         super().__init__(inner.config)
         self.inner = inner
         self.cache = cache
         self.identity = identity
+        self.retry = retry or RetryPolicy()
+        self.endpoint = endpoint
+        # Failures Mem0 may have swallowed; see the module docstring and raise_pending().
+        self.failures: list[BaseException] = []
+
+    def raise_pending(self) -> None:
+        """Re-raise the first LLM failure since the last check (Mem0 may have swallowed it)."""
+        if self.failures:
+            first = self.failures[0]
+            self.failures.clear()
+            raise first
 
     def _config_params(self) -> dict[str, Any]:
         return {f: getattr(self.config, f, None) for f in _GENERATION_FIELDS}
@@ -53,30 +91,58 @@ class CachingMem0LLM(LLMBase):
         params = json.loads(json.dumps(params, sort_keys=True, default=str))
         key = LLMCallCache.key(self.identity, messages, params)
 
-        def call() -> str:
+        def once() -> Any:
             # Deep copy: Mem0's Ollama provider appends a JSON instruction to the caller's
-            # messages in place, which would otherwise leak into the caller's data.
-            result = self.inner.generate_response(
+            # messages in place, which would otherwise leak into the key's source data.
+            return self.inner.generate_response(
                 messages=copy.deepcopy(messages),
                 response_format=response_format,
                 tools=tools,
                 tool_choice=tool_choice,
                 **kwargs,
             )
+
+        def call() -> str:
+            result = call_with_retries(
+                once,
+                policy=self.retry,
+                endpoint=self.endpoint,
+                what="Mem0 LLM call",
+                retry_on=MEM0_TRANSPORT_ERRORS,
+            )
             # JSON envelope so str, None and tool-call dicts all round-trip exactly.
             return json.dumps(result, ensure_ascii=False)
 
-        return json.loads(self.cache.get_or_call(key, call))
+        try:
+            return json.loads(self.cache.get_or_call(key, call))
+        except Exception as exc:
+            self.failures.append(exc)
+            raise
 
 
-def install_cache(memory: Any, cache: LLMCallCache, identity: str) -> CachingMem0LLM:
+def install_cache(
+    memory: Any,
+    cache: LLMCallCache,
+    identity: str,
+    *,
+    retry: RetryPolicy | None = None,
+    endpoint: str | None = None,
+) -> CachingMem0LLM:
     """Replace `memory.llm` (a mem0 `Memory`) with a caching wrapper; returns the wrapper.
 
-    Idempotent: installing twice wraps the original LLM, not the wrapper.
+    Idempotent: installing twice wraps the original LLM, not the wrapper. `endpoint` only
+    labels error messages; by default it is the provider's base URL when the config has one.
     """
     inner = memory.llm
     if isinstance(inner, CachingMem0LLM):
         inner = inner.inner
-    wrapper = CachingMem0LLM(inner, cache, identity)
+    if endpoint is None:
+        cfg = inner.config
+        endpoint = (
+            getattr(cfg, "openai_base_url", None)
+            or getattr(cfg, "ollama_base_url", None)
+            or f"mem0 {type(inner).__name__}"
+        )
+    wrapper = CachingMem0LLM(inner, cache, identity, retry=retry, endpoint=endpoint)
     memory.llm = wrapper
     return wrapper

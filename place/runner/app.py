@@ -1,0 +1,168 @@
+"""`place run [overrides] [-m]`: the Hydra app around the factorial experiment.
+
+Configuration and input are checked before Hydra creates a run directory: a typo in an
+override, a wrong type or an invalid trajectory exits 2 with a message and writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from place.errors import PlaceError
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+CONFIG_NAME = "config"
+EXIT_USAGE = 2
+
+
+def _is_hydra_flag(arg: str) -> bool:
+    return arg.startswith("-") or arg.startswith("hydra.") or arg.startswith("hydra/")
+
+
+def precheck(argv: Sequence[str]) -> Any:
+    """Compose the config (without sweeps) and load the trajectory; raise PlaceError if bad."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from place.runner.config import register_configs
+    from place.trajectory.loader import load_trajectory
+
+    register_configs()
+    overrides = [a for a in argv if not _is_hydra_flag(a)]
+    sweeping = "-m" in argv or "--multirun" in argv
+    if sweeping:  # check the first value of each sweep; every job re-checks its own
+        overrides = [_first_choice(o) for o in overrides]
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+            cfg = compose(CONFIG_NAME, overrides=overrides)
+        OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        raise PlaceError(f"bad configuration: {exc}") from None
+    load_trajectory(resolve_path(cfg.trajectory.path))
+    return cfg
+
+
+def _first_choice(override: str) -> str:
+    key, sep, value = override.partition("=")
+    if not sep or value.startswith(("[", "{", "'", '"')) or "(" in value:
+        return override
+    return f"{key}={value.split(',')[0]}"
+
+
+def resolve_path(path: str) -> str:
+    return path if os.path.isabs(path) else str(Path(os.getcwd(), path))
+
+
+def run_main(argv: Sequence[str]) -> int:
+    """Entry point of `place run`; returns the process exit code."""
+    try:
+        precheck(argv)
+    except PlaceError as exc:
+        print(f"place run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    import hydra
+
+    from place.runner.config import register_configs
+
+    register_configs()
+    outcome: dict[str, int] = {"code": 0}
+
+    @hydra.main(config_path=str(CONFIG_DIR), config_name=CONFIG_NAME, version_base=None)
+    def _task(cfg: Any) -> None:
+        from hydra.core.hydra_config import HydraConfig
+
+        run_dir = Path(HydraConfig.get().runtime.output_dir)
+        try:
+            run_experiment(cfg, run_dir)
+        except PlaceError as exc:
+            print(f"place run: error: {exc}", file=sys.stderr)
+            outcome["code"] = EXIT_USAGE
+
+    saved = sys.argv
+    sys.argv = ["place run", *argv]
+    try:
+        _task()
+    finally:
+        sys.argv = saved
+    return outcome["code"]
+
+
+def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
+    """Run (or resume) one job into `run_dir`; returns the metrics document."""
+    from omegaconf import OmegaConf
+
+    from place.agent.answer import AnswerModel, AnswerPrompt
+    from place.atomic import write_text
+    from place.reference.replay import replay
+    from place.report.report import write_report
+    from place.runner.experiment import Experiment, Sections
+    from place.runner.journal import Journal
+    from place.runner.manifest import base_manifest
+    from place.runner.stack import open_stack
+    from place.trajectory.loader import load_trajectory
+
+    started = time.perf_counter()
+    traj_path = resolve_path(cfg.trajectory.path)
+    trajectory = load_trajectory(traj_path)
+    reference = replay(trajectory)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
+        header = {
+            "trajectory": {"id": trajectory.id, "sha256": trajectory.sha256, "path": cfg.trajectory.path},
+            "model": {"name": cfg.model.name, "runtime": cfg.model.runtime,
+                      "identity": stack.identity.identity},
+            "counts": counts(trajectory, reference),
+            "conversation_ids": [c.id for c in trajectory.conversations],
+        }
+        seeds = {"bootstrap": int(cfg.seeds.bootstrap), "resamples": int(cfg.seeds.resamples),
+                 "model": int(cfg.model.seed)}
+        manifest = base_manifest(config, header, seeds, Path(__file__).resolve().parents[2])
+        manifest["model_identity"] = stack.identity.model_dump()
+        import json
+
+        write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+        answer = AnswerModel(
+            stack.chat,
+            AnswerPrompt(cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory),
+            int(cfg.answer.max_tokens),
+        )
+        experiment = Experiment(
+            trajectory, reference, stack.backend, answer, journal, int(cfg.experiment.k),
+            Sections(bool(cfg.experiment.primary), bool(cfg.experiment.utility),
+                     bool(cfg.experiment.closed_loop)),
+            progress=bool(cfg.progress), on_phase=stack.set_phase,
+        )
+        try:
+            experiment.run()
+        finally:
+            experiment.close()
+        metrics_started = time.perf_counter()
+        metrics = write_report(run_dir, paper=bool(cfg.paper_values))
+        timings = stack.timings()
+        timings["governance"] = round(experiment.governance_seconds, 3)
+        timings["metrics"] = round(time.perf_counter() - metrics_started, 3)
+        timings["wall"] = round(time.perf_counter() - started, 3)
+        manifest.update(status="complete", timings=timings, cache=stack.cache.stats(),
+                        mem0_failures=stack.backend.mem0_error_count)
+        write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
+    return metrics
+
+
+def counts(trajectory: Any, reference: Any) -> dict[str, int]:
+    kinds = [c.kind for c in reference.checkpoints]
+    return {
+        "conversations": len(trajectory.conversations),
+        "turns": len(trajectory.turns()),
+        "post_update_checkpoints": kinds.count("post-update"),
+        "pre_query_checkpoints": kinds.count("pre-query"),
+        "queries": len(trajectory.queries()),
+        "pairs": sum(1 for _, _, q in trajectory.queries() if q.pair_insert is not None),
+        "probes": len(trajectory.probes),
+    }

@@ -1,0 +1,105 @@
+"""The real stack of one run: LLM runtime, call cache, and Mem0-on-Qdrant backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from place.errors import PlaceError
+from place.runtime.base import LLMRuntime, ModelIdentity, RetryPolicy, RuntimeUnavailable
+from place.runtime.cache import CachedChatModel, LLMCallCache
+
+CACHE_MODES = ("read-write", "replay-only")
+
+
+def build_runtime(model: Any, run_dir: Path) -> LLMRuntime:
+    retry = RetryPolicy(attempts=int(model.retries))
+    if model.runtime == "llamacpp":
+        from place.runtime.llamacpp import LlamaCppRuntime
+
+        return LlamaCppRuntime(
+            model.gguf, n_ctx=int(model.n_ctx), max_tokens=int(model.max_tokens),
+            seed=int(model.seed), timeout=float(model.timeout_s), n_threads=model.n_threads,
+            log_dir=run_dir / "logs", retry=retry,
+        )
+    if model.runtime == "ollama":
+        from place.runtime.ollama import OllamaRuntime
+
+        if not model.ollama_model:
+            raise PlaceError(f"model {model.name}: runtime ollama needs ollama_model (e.g. qwen2.5:7b)")
+        return OllamaRuntime(
+            model.ollama_model, model.ollama_embedder, model.base_url,
+            max_tokens=int(model.max_tokens), seed=int(model.seed), num_ctx=int(model.n_ctx),
+            timeout=float(model.timeout_s), retry=retry,
+        )
+    raise PlaceError(f"model {model.name}: unknown runtime {model.runtime!r}; allowed: llamacpp, ollama")
+
+
+@dataclass
+class Stack:
+    runtime: LLMRuntime
+    cache: LLMCallCache
+    chat: CachedChatModel
+    backend: Any
+    phase: str = "start-up"
+    mem0_llms: list[Any] = field(default_factory=list)
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self.runtime.identity
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+        for llm in self.mem0_llms:
+            llm.raise_pending()
+
+    def timings(self) -> dict[str, float]:
+        """Seconds per phase: LLM inference (cache misses only), embedding, store."""
+        out = {k: round(v, 3) for k, v in self.backend.timings.items()}
+        out["llm"] = round(out.get("llm", 0.0) + self.answer_seconds, 3)
+        return out
+
+    answer_seconds: float = 0.0
+
+
+@contextmanager
+def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
+    from place.memory.store import Backend
+    from place.runtime.mem0_llm import install_cache
+
+    mode = str(cfg.cache.mode)
+    if mode not in CACHE_MODES:
+        raise PlaceError(f"cache.mode={mode!r}; allowed: {', '.join(CACHE_MODES)}")
+    cache_path = Path(cfg.cache.path) if cfg.cache.path else run_dir / "llm_cache.sqlite"
+    runtime = build_runtime(cfg.model, run_dir)
+    with runtime, LLMCallCache(cache_path, mode) as cache:  # type: ignore[arg-type]
+        identity = runtime.identity.cache_identity()
+        stack_ref: dict[str, Stack] = {}
+
+        def on_memory(memory: Any) -> None:
+            timed = memory.llm.generate_response  # the backend's timed original call
+            wrapper = install_cache(memory, cache, identity)
+            wrapper.inner.generate_response = timed
+            stack_ref["stack"].mem0_llms.append(wrapper)
+
+        url = cfg.backend.url if cfg.backend.kind == "qdrant-server" else None
+        stack = Stack(runtime, cache, CachedChatModel(runtime.chat, cache, identity), None)
+        stack_ref["stack"] = stack
+        try:
+            backend = Backend(run_dir, runtime.mem0_llm_config(), runtime.mem0_embedder_config(),
+                              runtime.embedding_dims, qdrant_url=url, on_memory=on_memory)
+        except RuntimeUnavailable:
+            raise
+        stack.backend = backend
+        try:
+            yield stack
+        except RuntimeUnavailable as exc:
+            raise PlaceError(
+                f"the model runtime failed during {stack.phase}: {exc}. Completed units are "
+                "saved; run the same command again to resume."
+            ) from None
+        finally:
+            backend.close()
