@@ -109,9 +109,38 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from place.report.report import write_report
+
+    run_dir = Path(args.run_dir)
+    metrics = write_report(run_dir, paper=args.paper, plots=not args.no_plots)
+    fact = metrics["factorization"]
+    print(f"{run_dir}: metrics.json, tables/ and plots/ recomputed from records/ "
+          f"(factorization {'ok' if fact['ok'] else 'FAILED'})")
+    print((run_dir / "tables" / "tables.md").read_text(encoding="utf-8"))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from place.report.report import recompute, write_tables
+
+    docs = [recompute(Path(d)) for d in args.run_dirs]
+    out = Path(args.out)
+    write_tables(docs, out, paper=args.paper)
+    print((out / "tables.md").read_text(encoding="utf-8"))
+    return 0
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="place", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+
+    # `place run` is handed to Hydra before argparse sees it; listed here for --help only.
+    sub.add_parser("run", help="run the factorial: place run [key=value ...] [-m] (Hydra)")
 
     p = sub.add_parser("validate", help="validate trajectory files")
     p.add_argument("files", nargs="+")
@@ -128,6 +157,18 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text", required=True)
     p.add_argument("--predicate", help="also read TEXT as an answer about this predicate (Ω)")
     p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser("report", help="recompute metrics, tables and plots of a run from its records")
+    p.add_argument("run_dir")
+    p.add_argument("--paper", action="store_true", help="show the paper's values beside (labelled)")
+    p.add_argument("--no-plots", action="store_true")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="one table per model scale from several runs")
+    p.add_argument("run_dirs", nargs="+")
+    p.add_argument("--out", default="comparison", help="directory for the combined tables")
+    p.add_argument("--paper", action="store_true")
+    p.set_defaults(func=cmd_compare)
     return parser
 
 

@@ -266,3 +266,28 @@ def test_caching_mem0_llm_records_failures_mem0_would_swallow(tmp_path: Path) ->
             llm.raise_pending()
         llm.raise_pending()  # cleared after raising
         assert len(cache) == 0
+
+
+def test_cache_identity_covers_weights_and_parameters_not_versions() -> None:
+    from place.runtime import GenerationParameters, ModelIdentity
+
+    base = ModelIdentity(
+        runtime="llamacpp",
+        name="m",
+        identity="sha256:aa",
+        runtime_version="0.3.36",
+        embedder_name="e",
+        embedder_identity="sha256:bb",
+        embedding_dims=384,
+        parameters=GenerationParameters(seed=1, max_tokens=8, context_size=2048),
+    )
+    same = base.model_copy(update={"runtime_version": "9.9", "embedder_identity": "sha256:cc"})
+    assert same.cache_identity() == base.cache_identity()
+    for update in (
+        {"identity": "sha256:ab"},
+        {"name": "m2"},
+        {"parameters": GenerationParameters(seed=2, max_tokens=8, context_size=2048)},
+        {"parameters": GenerationParameters(seed=1, max_tokens=9, context_size=2048)},
+        {"parameters": GenerationParameters(seed=1, max_tokens=8, context_size=4096)},
+    ):
+        assert base.model_copy(update=update).cache_identity() != base.cache_identity()

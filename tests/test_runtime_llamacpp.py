@@ -162,3 +162,33 @@ def test_mem0_minilm_embedder_loads_offline() -> None:
     embedder = EmbedderFactory.create(cfg["provider"], dict(cfg["config"]), None)
     vector = embedder.embed("I moved to Lisbon last spring.")
     assert len(vector) == 384
+
+
+def test_child_exits_when_parent_is_killed(tmp_path: Path) -> None:
+    # kill -9 skips close() and every finalizer; the child's watchdog must still stop it.
+    import signal
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from place.runtime import LlamaCppRuntime\n"
+        f"rt = LlamaCppRuntime(max_tokens=4, log_dir=Path({str(tmp_path)!r}),\n"
+        f"                     hash_memo=Path({str(tmp_path / 'm.json')!r}))\n"
+        "rt.start()\n"
+        "print(rt.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert psutil.pid_exists(child)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not _gone(child):
+        time.sleep(0.2)
+    assert _gone(child)

@@ -55,6 +55,10 @@ class NativeWriter:
             return NativeWrite()
         store.memory.config.custom_fact_extraction_prompt = extraction_prompt(day)
         result = store.add_dialogue(messages)
+        # Mem0 swallows a failed update-decision call as "no change"; surface it instead.
+        pending = getattr(store.memory.llm, "raise_pending", None)
+        if pending is not None:
+            pending()
         operations = [
             {"event": r.get("event"), "memory": r.get("memory"), "previous": r.get("previous_memory")}
             for r in result.get("results", [])

