@@ -47,10 +47,20 @@ def _embedder_config() -> dict[str, Any]:
     return {"provider": "huggingface", "config": {"model": str(get_model_path())}}
 
 
+# Every mem0 Memory the module backend builds, as passed to its on_memory hook.
+BUILT: list[Any] = []
+
+
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
     # One backend (MiniLM loaded once) for the module; each test uses its own store names.
-    b = Backend(tmp_path_factory.mktemp("run"), UNUSED_LLM, _embedder_config(), DIMS)
+    b = Backend(
+        tmp_path_factory.mktemp("run"),
+        UNUSED_LLM,
+        _embedder_config(),
+        DIMS,
+        on_memory=BUILT.append,
+    )
     yield b
     b.close()
 
@@ -254,6 +264,54 @@ def test_read_only_view_exposes_no_writes(backend: Backend) -> None:
         view.search = lambda *a: []  # type: ignore[method-assign]
     with pytest.raises(AttributeError):
         view.store = store  # type: ignore[attr-defined]
+
+
+class ScriptedLLM:
+    """Stands in for ``memory.llm`` (as a runtime caching wrapper would): canned outputs."""
+
+    def __init__(self, outputs: list[str], config: Any) -> None:
+        self.outputs = list(outputs)
+        self.config = config
+
+    def generate_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
+        return self.outputs.pop(0)
+
+
+def test_on_memory_hook_sees_every_memory(backend: Backend) -> None:
+    before = len(BUILT)
+    store = backend.open("hooked", "alice")
+    twin = store.clone("hooked_twin")
+    assert BUILT[before:] == [store.memory, twin.memory]
+    twin.drop()
+
+
+def test_add_dialogue_records_events_raw_output_and_swallowed_errors(backend: Backend) -> None:
+    store = backend.open("dialogue", "alice")
+    real_llm = store.memory.llm
+    store.memory.llm = ScriptedLLM(
+        [
+            '{"facts": ["Lives in Lisbon"]}',
+            '{"memory": [{"id": "0", "text": "Lives in Lisbon", "event": "ADD"}]}',
+        ],
+        real_llm.config,
+    )
+    messages = [{"role": "user", "content": "I live in Lisbon."}]
+    result = store.add_dialogue(messages)
+    assert [(e["event"], e["memory"]) for e in result["results"]] == [("ADD", "Lives in Lisbon")]
+    assert len(store.last_llm_responses) == 2
+    assert store.last_add_errors == ()
+    assert [p.text for p in store.scan().points] == ["Lives in Lisbon"]
+    # the recorder is removed again: the LLM object is left as it was
+    assert "generate_response" not in vars(store.memory.llm)
+    # unparsable fact-extraction output: mem0 logs an error and adds nothing
+    errors_before = backend.mem0_error_count
+    store.memory.llm = ScriptedLLM(['{"facts": ["Lives in'], real_llm.config)
+    assert store.add_dialogue(messages) == {"results": []}
+    assert store.last_llm_responses == ('{"facts": ["Lives in',)
+    assert len(store.last_add_errors) == 1
+    assert "Error in new_retrieved_facts" in store.last_add_errors[0]
+    assert backend.mem0_error_count == errors_before + 1
+    store.memory.llm = real_llm
 
 
 def test_timings_are_recorded(backend: Backend) -> None:

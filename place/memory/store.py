@@ -202,13 +202,8 @@ class MemoryStore:
         by the backend. A failed HTTP call for fact extraction is not swallowed: it raises.
         """
         self._check_open()
-        raw: list[str] = []
-        self._memory.llm.place_sink = raw  # filled by the wrapper set in Backend._build_memory
-        try:
-            with _capture_mem0_log() as records:
-                result = self._memory.add(messages, user_id=self._principal, infer=True)
-        finally:
-            self._memory.llm.place_sink = None
+        with _capture_mem0_log() as records, _recording_llm(self._memory) as raw:
+            result = self._memory.add(messages, user_id=self._principal, infer=True)
         self.last_add_errors = tuple(records)
         self.last_llm_responses = tuple(raw)
         self._backend.note_mem0_errors(len(records))
@@ -538,8 +533,12 @@ class Backend:
         embedding_dims: int,
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
+        on_memory: Callable[[Any], None] | None = None,
     ) -> None:
+        """``on_memory`` is called with every new ``mem0.Memory`` once it is set up (after
+        the timing wrappers), e.g. to install an LLM cache; it runs for clones too."""
         self.run_dir = Path(run_dir)
+        self._on_memory = on_memory
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.llm_config = llm_config
         self.embedder_config = embedder_config
@@ -667,16 +666,15 @@ class Backend:
         # Time Qdrant, history and LLM calls where mem0 makes them; the objects stay mem0's.
         memory.vector_store.client = _TimedProxy(self._client, self.timer, "store")
         memory.db.add_history = self.timer.wrap("store", memory.db.add_history)
-        memory.llm.place_sink = None
-        memory.llm.generate_response = self.timer.wrap(
-            "llm", _recording(memory.llm, memory.llm.generate_response)
-        )
+        memory.llm.generate_response = self.timer.wrap("llm", memory.llm.generate_response)
         with memory.db._lock:
             # Deleted rows are overwritten with zeros, so removed text is not in free pages.
             memory.db.connection.execute("PRAGMA secure_delete = ON")
         local = self.local_collection_sqlite(name)
         if local is not None:
             local.execute("PRAGMA secure_delete = ON")
+        if self._on_memory is not None:
+            self._on_memory(memory)
         return memory
 
 
@@ -695,17 +693,31 @@ def _check_user_keys(meta: Mapping[str, Any]) -> None:
         raise ValueError(f"metadata keys {clash} are reserved by mem0's payload")
 
 
-def _recording(llm: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` that also appends its raw output to ``llm.place_sink`` when one is set."""
+@contextmanager
+def _recording_llm(memory: Any) -> Iterator[list[str]]:
+    """Collect the raw outputs of ``memory.llm.generate_response`` during the body.
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        out = fn(*args, **kwargs)
-        sink = getattr(llm, "place_sink", None)
-        if sink is not None:
-            sink.append(out if isinstance(out, str) else repr(out))
+    Wraps whatever LLM object the Memory holds at call time (e.g. a caching wrapper the
+    runtime installed), so cache hits are recorded too; the wrapper is removed afterwards.
+    """
+    sink: list[str] = []
+    llm = memory.llm
+    had_own = "generate_response" in vars(llm)
+    previous = llm.generate_response
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        out = previous(*args, **kwargs)
+        sink.append(out if isinstance(out, str) else repr(out))
         return out
 
-    return call
+    llm.generate_response = recording
+    try:
+        yield sink
+    finally:
+        if had_own:
+            llm.generate_response = previous
+        else:
+            del llm.generate_response
 
 
 class _ListHandler(logging.Handler):
