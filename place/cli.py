@@ -117,8 +117,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     metrics = write_report(run_dir, paper=args.paper, plots=not args.no_plots)
     fact = metrics["factorization"]
-    print(f"{run_dir}: metrics.json, tables/ and plots/ recomputed from records/ "
-          f"(factorization {'ok' if fact['ok'] else 'FAILED'})")
+    print(
+        f"{run_dir}: metrics.json, tables/ and plots/ recomputed from records/ "
+        f"(factorization {'ok' if fact['ok'] else 'FAILED'})"
+    )
     print((run_dir / "tables" / "tables.md").read_text(encoding="utf-8"))
     return 0
 
@@ -158,7 +160,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predicate", help="also read TEXT as an answer about this predicate (Ω)")
     p.set_defaults(func=cmd_parse)
 
-    p = sub.add_parser("report", help="recompute metrics, tables and plots of a run from its records")
+    p = sub.add_parser(
+        "report", help="recompute metrics, tables and plots of a run from its records"
+    )
     p.add_argument("run_dir")
     p.add_argument("--paper", action="store_true", help="show the paper's values beside (labelled)")
     p.add_argument("--no-plots", action="store_true")

@@ -25,7 +25,13 @@ LIFECYCLE_MARKER = "place_lifecycle"
 """Metadata key whose presence marks a certified record; its value is the metadata version."""
 LIFECYCLE_VERSION = "1"
 LIFECYCLE_KEYS: tuple[str, ...] = (
-    "entity", "predicate", "value", "scope", "status", "valid_from", "valid_until",
+    "entity",
+    "predicate",
+    "value",
+    "scope",
+    "status",
+    "valid_from",
+    "valid_until",
 )
 
 
@@ -71,25 +77,36 @@ class Readback:
     def __init__(self, lexicon: Lexicon) -> None:
         self.lexicon = lexicon
 
-    def read_record(self, record: StoredRecord, day: dt.date) -> tuple[ReadFact, ...]:
-        """Facts one record yields on `day` (only active, unexpired facts)."""
+    def held_facts(self, record: StoredRecord, day: dt.date) -> tuple[tuple[ReadFact, bool], ...]:
+        """Every fact the record holds, whatever its lifecycle, each with whether β yields it.
+
+        A certified record holds its fact even when superseded or expired (β then yields
+        nothing); exposure of such a record is exposure of an ineligible fact.
+        """
         meta = record.metadata or {}
         if is_certified(meta):
             status = str(meta.get("status"))
             until = _date(meta.get("valid_until"))
-            if status != "active" or expired(until, day):
-                return ()
-            return (
-                ReadFact(
-                    str(meta["entity"]), str(meta["predicate"]), str(meta["value"]),
-                    str(meta["scope"]), status, _date(meta.get("valid_from")), until, True,
-                ),
+            fact = ReadFact(
+                str(meta["entity"]),
+                str(meta["predicate"]),
+                str(meta["value"]),
+                str(meta["scope"]),
+                status,
+                _date(meta.get("valid_from")),
+                until,
+                True,
             )
+            return ((fact, status == "active" and not expired(until, day)),)
         # Plain text: QASC cannot know better than "active, open window".
         return tuple(
-            ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
+            (ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False), True)
             for f in sorted(self.lexicon.read(record.text))
         )
+
+    def read_record(self, record: StoredRecord, day: dt.date) -> tuple[ReadFact, ...]:
+        """β of one record on `day`: only active, unexpired facts."""
+        return tuple(f for f, readable in self.held_facts(record, day) if readable)
 
     def state(self, records: Iterable[StoredRecord], day: dt.date) -> frozenset[Fact]:
         """S^phys = β(X, day)."""
@@ -100,9 +117,11 @@ class Readback:
         facts = [f for f in self.read_record(record, day) if f.predicate == tau.predicate]
         return any(is_eligible(f, tau) for f in facts) and all(is_eligible(f, tau) for f in facts)
 
-    def is_ineligible_exposure(self, record: StoredRecord, tau: Interpretation, day: dt.date) -> bool:
+    def is_ineligible_exposure(
+        self, record: StoredRecord, tau: Interpretation, day: dt.date
+    ) -> bool:
         """An exposed item holding a fact of the queried predicate that fails E."""
         return any(
             f.predicate == tau.predicate and not is_eligible(f, tau)
-            for f in self.read_record(record, day)
+            for f, _readable in self.held_facts(record, day)
         )

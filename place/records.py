@@ -17,8 +17,18 @@ Condition = Literal["Native", "CSS", "QASC", "PLACE"]
 CONDITIONS: tuple[Condition, ...] = ("Native", "CSS", "QASC", "PLACE")
 Producer = Literal["native", "css"]
 ReadPolicy = Literal["native", "qasc"]
-PRODUCER_OF: dict[str, Producer] = {"Native": "native", "CSS": "css", "QASC": "native", "PLACE": "css"}
-POLICY_OF: dict[str, ReadPolicy] = {"Native": "native", "CSS": "native", "QASC": "qasc", "PLACE": "qasc"}
+PRODUCER_OF: dict[str, Producer] = {
+    "Native": "native",
+    "CSS": "css",
+    "QASC": "native",
+    "PLACE": "css",
+}
+POLICY_OF: dict[str, ReadPolicy] = {
+    "Native": "native",
+    "CSS": "native",
+    "QASC": "qasc",
+    "PLACE": "qasc",
+}
 
 FactList = list[tuple[str, str, str, str]]
 """Facts as sorted [entity, predicate, value, scope] lists."""
@@ -59,6 +69,9 @@ class ReadFactRecord(BaseModel):
     valid_until: str | None
     certified: bool
     """Read from lifecycle metadata (True) or from text (False)."""
+    readable: bool
+    """β yields this fact at the read's date (active and unexpired); a superseded or expired
+    certified record still holds its fact, but nothing is readable from it."""
     eligible: bool
     """E(fact, τ) for the query or probe this item was exposed to."""
 

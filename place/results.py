@@ -48,45 +48,84 @@ def load_run(path: str | Path) -> Run:
     run_dir = Path(path)
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     metrics_path = run_dir / "metrics.json"
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else None
+    metrics = (
+        json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else None
+    )
     records = RunRecords.load(run_dir / "records")
-    checkpoints = _frame([
-        {**c.model_dump(exclude={"schema_"}), "f1": ep.checkpoint_f1(c),
-         "observed_n": len(c.observed), "reference_n": len(c.reference)}
-        for c in records.checkpoints
-    ])
-    queries = _frame([
-        {**q.model_dump(exclude={"schema_", "exposed"}), "exposed_texts": [e.text for e in q.exposed],
-         "answer_score": ep.answer_score(q), "joint_success": ep.joint_success(q),
-         "ineligible_exposure": ep.has_ineligible_exposure(q),
-         "supported": ep.supported(ep.exposed_facts(q), frozenset(map(tuple, q.authorized)))}
-        for q in records.queries
-    ])
+    checkpoints = _frame(
+        [
+            {
+                **c.model_dump(exclude={"schema_"}),
+                "f1": ep.checkpoint_f1(c),
+                "observed_n": len(c.observed),
+                "reference_n": len(c.reference),
+            }
+            for c in records.checkpoints
+        ]
+    )
+    queries = _frame(
+        [
+            {
+                **q.model_dump(exclude={"schema_", "exposed"}),
+                "exposed_texts": [e.text for e in q.exposed],
+                "answer_score": ep.answer_score(q),
+                "joint_success": ep.joint_success(q),
+                "ineligible_exposure": ep.has_ineligible_exposure(q),
+                "supported": ep.supported(ep.exposed_facts(q), frozenset(map(tuple, q.authorized))),
+            }
+            for q in records.queries
+        ]
+    )
     pair_rows = []
     for condition in ("Native", "CSS", "QASC", "PLACE"):
         leaks = ep.leakage_pairs(records.queries, condition)
-        by_key = {(q.query, q.world): q for q in records.queries
-                  if q.condition == condition and q.mode == "primary"}
+        by_key = {
+            (q.query, q.world): q
+            for q in records.queries
+            if q.condition == condition and q.mode == "primary"
+        }
         for qid, leaked in leaks.items():
             a, b = by_key[(qid, "a")], by_key[(qid, "b")]
-            pair_rows.append({
-                "query": qid, "family": a.family, "conversation": a.conversation,
-                "condition": condition, "counted": leaked is not None, "leaked": bool(leaked),
-                "answer_a": a.raw_answer, "answer_b": b.raw_answer,
-                "outcome_a": a.outcome, "outcome_b": b.outcome,
-                "exposed_a": [e.text for e in a.exposed], "exposed_b": [e.text for e in b.exposed],
-                "evaluated_a": a.evaluated, "evaluated_b": b.evaluated, "authorized": a.authorized,
-            })
-    probes = _frame([
-        {**p.model_dump(exclude={"schema_", "exposed"}), "exposed_texts": [e.text for e in p.exposed],
-         "ineligible_exposure": ep.has_ineligible_exposure(p),
-         "supported": ep.supported(ep.exposed_facts(p), frozenset(map(tuple, p.authorized))),
-         "harmed": ep.conflict_harmed(p) if p.conflict_value else None}
-        for p in records.probes
-    ])
+            pair_rows.append(
+                {
+                    "query": qid,
+                    "family": a.family,
+                    "conversation": a.conversation,
+                    "condition": condition,
+                    "counted": leaked is not None,
+                    "leaked": bool(leaked),
+                    "answer_a": a.raw_answer,
+                    "answer_b": b.raw_answer,
+                    "outcome_a": a.outcome,
+                    "outcome_b": b.outcome,
+                    "exposed_a": [e.text for e in a.exposed],
+                    "exposed_b": [e.text for e in b.exposed],
+                    "evaluated_a": a.evaluated,
+                    "evaluated_b": b.evaluated,
+                    "authorized": a.authorized,
+                }
+            )
+    probes = _frame(
+        [
+            {
+                **p.model_dump(exclude={"schema_", "exposed"}),
+                "exposed_texts": [e.text for e in p.exposed],
+                "ineligible_exposure": ep.has_ineligible_exposure(p),
+                "supported": ep.supported(ep.exposed_facts(p), frozenset(map(tuple, p.authorized))),
+                "harmed": ep.conflict_harmed(p) if p.conflict_value else None,
+            }
+            for p in records.probes
+        ]
+    )
     return Run(
-        path=run_dir, manifest=manifest, metrics=metrics, records=records,
-        checkpoints=checkpoints, queries=queries, pairs=_frame(pair_rows), probes=probes,
+        path=run_dir,
+        manifest=manifest,
+        metrics=metrics,
+        records=records,
+        checkpoints=checkpoints,
+        queries=queries,
+        pairs=_frame(pair_rows),
+        probes=probes,
         forgets=_frame([f.model_dump(exclude={"schema_"}) for f in records.forgets]),
         steps=_frame([s.model_dump(exclude={"schema_"}) for s in records.steps]),
     )

@@ -33,22 +33,41 @@ def schema() -> Schema:
         scopes={"trip": Scope("trip", ("Lisbon",)), "work": Scope("work", ("work",))},
         predicates={
             "flight": Predicate(
-                "flight", "time", "one", ("flight",), {"07:15": (), "09:40": (), "06:05": ()},
+                "flight",
+                "time",
+                "one",
+                ("flight",),
+                {"07:15": (), "09:40": (), "06:05": ()},
                 default_scope="trip",
             ),
             "hotel": Predicate(
                 "hotel", "enum", "one", ("hotel",), {"Avenida": (), "Lumen": (), "Marriott": ()}
             ),
-            "diet": Predicate("diet", "enum", "many", ("diet",), {"vegetarian": (), "nut-free": ()}),
+            "diet": Predicate(
+                "diet", "enum", "many", ("diet",), {"vegetarian": (), "nut-free": ()}
+            ),
             "city": Predicate("city", "enum", "one", ("staying in",), {"Porto": (), "Lisbon": ()}),
         },
     )
 
 
-def ev(turn: str, i: int, op: str, entity: str, predicate: str, value: str | None = None,
-       scope: str = "global", valid_from: str | None = None, valid_until: str | None = None) -> Event:
+def ev(
+    turn: str,
+    i: int,
+    op: str,
+    entity: str,
+    predicate: str,
+    value: str | None = None,
+    scope: str = "global",
+    valid_from: str | None = None,
+    valid_until: str | None = None,
+) -> Event:
     return Event(
-        id=f"{turn}#{i}", op=op, entity=entity, predicate=predicate, scope=scope,  # type: ignore[arg-type]
+        id=f"{turn}#{i}",
+        op=op,
+        entity=entity,
+        predicate=predicate,
+        scope=scope,  # type: ignore[arg-type]
         value=value,
         valid_from=d(valid_from) if valid_from else None,
         valid_until=d(valid_until) if valid_until else None,
@@ -60,13 +79,23 @@ def user(turn_id: str, *events: dict[str, Any], text: str = "...") -> Turn:
     return Turn(turn_id, "user", text, events=built)
 
 
-def ask(turn_id: str, qid: str, entity: str, predicate: str, gold: tuple[str, ...] = (),
-        scope: str = "global", as_of: str = "2026-03-02", family: str = "supersession",
-        insert: tuple[Turn, ...] | None = None) -> Turn:
+def ask(
+    turn_id: str,
+    qid: str,
+    entity: str,
+    predicate: str,
+    gold: tuple[str, ...] = (),
+    scope: str = "global",
+    as_of: str = "2026-03-02",
+    family: str = "supersession",
+    insert: tuple[Turn, ...] | None = None,
+) -> Turn:
     query = Query(qid, family, entity, predicate, scope, d(as_of), gold, insert)  # type: ignore[arg-type]
     return Turn(turn_id, "user", "?", query=query)
 
 
-def trajectory(*conversations: tuple[str, str, list[Turn]], probes: tuple[Probe, ...] = ()) -> Trajectory:
+def trajectory(
+    *conversations: tuple[str, str, list[Turn]], probes: tuple[Probe, ...] = ()
+) -> Trajectory:
     convs = tuple(Conversation(cid, d(date), tuple(turns)) for cid, date, turns in conversations)
     return Trajectory(id="t", principal="alex", schema=schema(), conversations=convs, probes=probes)

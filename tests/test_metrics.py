@@ -25,39 +25,86 @@ DANA = ("dana", "hotel", "Marriott", "global")
 
 def item(*facts: tuple[str, str, str, str], ineligible: bool = False) -> ExposedRecord:
     return ExposedRecord(
-        id="m", text="t", score=1.0, ineligible=ineligible,
-        facts=[ReadFactRecord(entity=f[0], predicate=f[1], value=f[2], scope=f[3], status="active",
-                              valid_from=None, valid_until=None, certified=False,
-                              eligible=not ineligible) for f in facts],
+        id="m",
+        text="t",
+        score=1.0,
+        ineligible=ineligible,
+        facts=[
+            ReadFactRecord(
+                entity=f[0],
+                predicate=f[1],
+                value=f[2],
+                scope=f[3],
+                status="active",
+                valid_from=None,
+                valid_until=None,
+                certified=False,
+                readable=True,
+                eligible=not ineligible,
+            )
+            for f in facts
+        ],
     )
 
 
-def query(qid: str = "q1", condition: str = "PLACE", world: str = "a", mode: str = "primary",
-          outcome=("Lumen",), gold=("Lumen",), exposed=(), evaluated=(HOTEL,),
-          authorized=(HOTEL,), state_correct: bool = True, conversation: str = "c1") -> QueryRecord:
+def query(
+    qid: str = "q1",
+    condition: str = "PLACE",
+    world: str = "a",
+    mode: str = "primary",
+    outcome=("Lumen",),
+    gold=("Lumen",),
+    exposed=(),
+    evaluated=(HOTEL,),
+    authorized=(HOTEL,),
+    state_correct: bool = True,
+    conversation: str = "c1",
+) -> QueryRecord:
     return QueryRecord(
-        query=qid, turn="t", conversation=conversation, family="scope", condition=condition,
-        world=world, mode=mode, tau=("alex", "hotel", "global", "2026-03-02"), question="?",
-        exposed=list(exposed), admitted=None, raw_answer="x", outcome=list(outcome),
-        gold=list(gold), authorized=[list(f) for f in authorized],
-        evaluated=[list(f) for f in evaluated], state_correct=state_correct,
+        query=qid,
+        turn="t",
+        conversation=conversation,
+        family="scope",
+        condition=condition,
+        world=world,
+        mode=mode,
+        tau=("alex", "hotel", "global", "2026-03-02"),
+        question="?",
+        exposed=list(exposed),
+        admitted=None,
+        raw_answer="x",
+        outcome=list(outcome),
+        gold=list(gold),
+        authorized=[list(f) for f in authorized],
+        evaluated=[list(f) for f in evaluated],
+        state_correct=state_correct,
     )
 
 
-def checkpoint(turn: str, condition: str, observed, reference, kind: str = "post-update",
-               conversation: str = "c1") -> CheckpointRecord:
+def checkpoint(
+    turn: str,
+    condition: str,
+    observed,
+    reference,
+    kind: str = "post-update",
+    conversation: str = "c1",
+) -> CheckpointRecord:
     return CheckpointRecord(
-        turn=turn, checkpoint=kind, conversation=conversation, date="2026-03-02",
-        condition=condition, observed=[list(f) for f in observed],
+        turn=turn,
+        checkpoint=kind,
+        conversation=conversation,
+        date="2026-03-02",
+        condition=condition,
+        observed=[list(f) for f in observed],
         reference=[list(f) for f in reference],
     )
 
 
 def test_state_correctness_is_mean_f1_over_post_update_checkpoints() -> None:
     records = [
-        checkpoint("t1", "Native", [HOTEL], [HOTEL]),                 # 1.0
-        checkpoint("t2", "Native", [HOTEL, STALE], [HOTEL]),          # P=1/2 R=1 -> 2/3
-        checkpoint("t3", "Native", [], []),                           # both empty -> 1.0
+        checkpoint("t1", "Native", [HOTEL], [HOTEL]),  # 1.0
+        checkpoint("t2", "Native", [HOTEL, STALE], [HOTEL]),  # P=1/2 R=1 -> 2/3
+        checkpoint("t3", "Native", [], []),  # both empty -> 1.0
         checkpoint("t4", "Native", [STALE], [HOTEL], kind="pre-query"),  # ignored
     ]
     assert ep.state_correctness(records, "Native") == pytest.approx((1 + 2 / 3 + 1) / 3)
@@ -73,17 +120,20 @@ def test_factorization_reports_where_rows_disagree() -> None:
     report = ep.factorization(records)
     assert not report.ok
     assert report.mismatches == ["t1 (post-update): CSS != PLACE"]
-    assert ep.factorization(records[:3] + [checkpoint("t1", "PLACE", [HOTEL], [HOTEL])]).ok
+    assert ep.factorization([*records[:3], checkpoint("t1", "PLACE", [HOTEL], [HOTEL])]).ok
 
 
 def test_leakage_excludes_state_mediated_and_equal_but_wrong_pairs() -> None:
     rows = [
         # q1: counted, outcomes differ -> leak
-        query("q1", world="a", outcome=("Lumen",)), query("q1", world="b", outcome=("Avenida",)),
+        query("q1", world="a", outcome=("Lumen",)),
+        query("q1", world="b", outcome=("Avenida",)),
         # q2: counted, same outcome -> no leak
-        query("q2", world="a"), query("q2", world="b"),
+        query("q2", world="a"),
+        query("q2", world="b"),
         # q3: world b's authorized state differs -> state-mediated, excluded
-        query("q3", world="a"), query("q3", world="b", evaluated=(STALE,), outcome=("Avenida",)),
+        query("q3", world="a"),
+        query("q3", world="b", evaluated=(STALE,), outcome=("Avenida",)),
         # q4: both worlds equal but wrong (differ from Q*) -> excluded
         query("q4", world="a", evaluated=(STALE,)),
         query("q4", world="b", evaluated=(STALE,), outcome=("Avenida",)),
@@ -101,39 +151,56 @@ def test_joint_success_needs_state_support_no_exposure_and_right_answer() -> Non
     assert not ep.joint_success(query(exposed=[item(HOTEL), item(DANA, ineligible=True)]))
     assert not ep.joint_success(query(exposed=[item(HOTEL)], outcome=("Avenida",)))
     # Abstention gold with empty Q*: supported trivially.
-    assert ep.joint_success(query(exposed=[], outcome=("ABSTAIN",), gold=("ABSTAIN",),
-                                  authorized=(), evaluated=()))
+    assert ep.joint_success(
+        query(exposed=[], outcome=("ABSTAIN",), gold=("ABSTAIN",), authorized=(), evaluated=())
+    )
 
 
 def test_answer_correctness_is_f1_of_outcome_against_gold() -> None:
     rows = [
-        query("q1", outcome=("Lumen",)),                      # 1
-        query("q2", outcome=("Lumen", "Avenida")),            # P=1/2 R=1 -> 2/3
-        query("q3", outcome=(), gold=("ABSTAIN",)),           # 0
-        query("q4", world="b", outcome=()),                   # world b ignored
+        query("q1", outcome=("Lumen",)),  # 1
+        query("q2", outcome=("Lumen", "Avenida")),  # P=1/2 R=1 -> 2/3
+        query("q3", outcome=(), gold=("ABSTAIN",)),  # 0
+        query("q4", world="b", outcome=()),  # world b ignored
     ]
     assert ep.answer_correctness(rows, "PLACE") == pytest.approx((1 + 2 / 3 + 0) / 3)
 
 
-def probe(pid: str, exposed, authorized=(HOTEL,), conflict: str | None = None,
-          outcome=None, gold=("Lumen",), condition: str = "Native") -> ProbeRecord:
+def probe(
+    pid: str,
+    exposed,
+    authorized=(HOTEL,),
+    conflict: str | None = None,
+    outcome=None,
+    gold=("Lumen",),
+    condition: str = "Native",
+) -> ProbeRecord:
     return ProbeRecord(
-        probe=pid, after="t", conversation="c1", family="scope", condition=condition,
-        tau=("alex", "hotel", "global", "2026-03-02"), question="?", exposed=list(exposed),
-        admitted=None, raw_answer=None if outcome is None else "x",
-        outcome=None if outcome is None else list(outcome), gold=list(gold),
-        authorized=[list(f) for f in authorized], conflict_value=conflict,
+        probe=pid,
+        after="t",
+        conversation="c1",
+        family="scope",
+        condition=condition,
+        tau=("alex", "hotel", "global", "2026-03-02"),
+        question="?",
+        exposed=list(exposed),
+        admitted=None,
+        raw_answer=None if outcome is None else "x",
+        outcome=None if outcome is None else list(outcome),
+        gold=list(gold),
+        authorized=[list(f) for f in authorized],
+        conflict_value=conflict,
     )
 
 
 def test_utility_probe_metrics() -> None:
     rows = [
-        probe("p1", [item(HOTEL)]),                                       # supported
-        probe("p2", [item(STALE)]),                                       # not supported
-        probe("p3", [], authorized=(), gold=()),                          # no need: excluded
-        probe("p4", [item(HOTEL), item(DANA, ineligible=True)]),          # supported, exposed
+        probe("p1", [item(HOTEL)]),  # supported
+        probe("p2", [item(STALE)]),  # not supported
+        probe("p3", [], authorized=(), gold=()),  # no need: excluded
+        probe("p4", [item(HOTEL), item(DANA, ineligible=True)]),  # supported, exposed
         probe("p5", [item(HOTEL)], conflict="Avenida", outcome=("Avenida",)),  # harmed
-        probe("p6", [item(HOTEL)], conflict="Avenida", outcome=("Lumen",)),    # right
+        probe("p6", [item(HOTEL)], conflict="Avenida", outcome=("Lumen",)),  # right
         probe("p7", [item(HOTEL)], conflict="Avenida", outcome=("Lumen", "Avenida")),  # wrong+value
         probe("p8", [item(HOTEL)], conflict="Avenida", outcome=("Marriott",)),  # wrong, no value
     ]
@@ -144,11 +211,21 @@ def test_utility_probe_metrics() -> None:
 
 def test_deletion_residue_counts_events_with_residue_at_either_check() -> None:
     def forget(event: str, check: str, residue: list[str]) -> ForgetRecord:
-        return ForgetRecord(event=event, producer="native", check=check,
-                            slot=("alex", "diet", "global"), values=["vegetarian"], residue=residue)
+        return ForgetRecord(
+            event=event,
+            producer="native",
+            check=check,
+            slot=("alex", "diet", "global"),
+            values=["vegetarian"],
+            residue=residue,
+        )
 
-    rows = [forget("e1", "after", []), forget("e1", "end", ["vegetarian diet"]),
-            forget("e2", "after", []), forget("e2", "end", [])]
+    rows = [
+        forget("e1", "after", []),
+        forget("e1", "end", ["vegetarian diet"]),
+        forget("e2", "after", []),
+        forget("e2", "end", []),
+    ]
     assert ep.deletion_residue(rows, "QASC") == 0.5
     assert ep.deletion_residue(rows, "PLACE") is None
 
@@ -157,8 +234,15 @@ def _joint_rows(successes: dict[str, list[tuple[str, bool]]]) -> list[QueryRecor
     rows = []
     for condition, items in successes.items():
         for i, (conv, good) in enumerate(items):
-            rows.append(query(f"q{i}", condition=condition, conversation=conv,
-                              exposed=[item(HOTEL)], state_correct=good))
+            rows.append(
+                query(
+                    f"q{i}",
+                    condition=condition,
+                    conversation=conv,
+                    exposed=[item(HOTEL)],
+                    state_correct=good,
+                )
+            )
     return rows
 
 

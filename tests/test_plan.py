@@ -22,21 +22,38 @@ def tool(turn_id: str) -> Turn:
 
 
 def shape(traj) -> list[tuple[str, tuple[str, ...]]]:
-    return [(u.kind, tuple(t.id for t in u.turns) or tuple(p.id for p in u.probes))
-            for u in build_plan(traj)]
+    return [
+        (u.kind, tuple(t.id for t in u.turns) or tuple(p.id for p in u.probes))
+        for u in build_plan(traj)
+    ]
 
 
 def test_exchanges_hold_at_most_one_event_turn_and_queries_are_not_written() -> None:
     e = dict(op="assert", entity=A, predicate="hotel", value="Lumen")
-    traj = trajectory(("c1", "2026-03-02", [
-        user("u1", e), user("u2", dict(e, value="Avenida")), reply("a1"),
-        tool("t1"), reply("a2"),
-        ask("q1", "q", A, "hotel", ("Avenida",)), reply("a3"),
-        user("u3", text="chit-chat"), user("u4", dict(e, value="Marriott")), reply("a4"),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user("u1", e),
+                user("u2", dict(e, value="Avenida")),
+                reply("a1"),
+                tool("t1"),
+                reply("a2"),
+                ask("q1", "q", A, "hotel", ("Avenida",)),
+                reply("a3"),
+                user("u3", text="chit-chat"),
+                user("u4", dict(e, value="Marriott")),
+                reply("a4"),
+            ],
+        )
+    )
     assert shape(traj) == [
-        ("step", ("u1",)), ("step", ("u2", "a1")), ("step", ("t1", "a2")),
-        ("query", ("q1",)), ("step", ("u3", "u4", "a4")),
+        ("step", ("u1",)),
+        ("step", ("u2", "a1")),
+        ("step", ("t1", "a2")),
+        ("query", ("q1",)),
+        ("step", ("u3", "u4", "a4")),
     ]
     steps = [u.step for u in build_plan(traj) if u.kind == "step"]
     assert steps == [1, 2, 3, 4]
@@ -49,21 +66,37 @@ def test_probes_run_after_the_unit_holding_their_turn() -> None:
         Probe("p2", "a1", "scope", "?", A, "hotel", "global", ("Lumen",)),
         Probe("p3", "q1", "scope", "?", A, "hotel", "global", ("Lumen",)),
     )
-    traj = trajectory(("c1", "2026-03-02", [
-        user("u1", e), reply("a1"), ask("q1", "q", A, "hotel", ("Lumen",)), reply("a2"),
-        user("u2", dict(e, value="Avenida")), reply("a3"),
-    ]), probes=probes)
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user("u1", e),
+                reply("a1"),
+                ask("q1", "q", A, "hotel", ("Lumen",)),
+                reply("a2"),
+                user("u2", dict(e, value="Avenida")),
+                reply("a3"),
+            ],
+        ),
+        probes=probes,
+    )
     assert shape(traj) == [
-        ("step", ("u1", "a1")), ("probes", ("p1", "p2")), ("query", ("q1",)),
-        ("probes", ("p3",)), ("step", ("u2", "a3")),
+        ("step", ("u1", "a1")),
+        ("probes", ("p1", "p2")),
+        ("query", ("q1",)),
+        ("probes", ("p3",)),
+        ("step", ("u2", "a3")),
     ]
 
 
 def test_a_waiting_probe_closes_the_step_before_the_next_user_turn() -> None:
     e = dict(op="assert", entity=A, predicate="hotel", value="Lumen")
     probe = Probe("p1", "u1", "scope", "?", A, "hotel", "global", ())
-    traj = trajectory(("c1", "2026-03-02", [user("u1", text="hello"), user("u2", e), reply("a1")]),
-                      probes=(probe,))
+    traj = trajectory(
+        ("c1", "2026-03-02", [user("u1", text="hello"), user("u2", e), reply("a1")]),
+        probes=(probe,),
+    )
     assert shape(traj) == [("step", ("u1",)), ("probes", ("p1",)), ("step", ("u2", "a1"))]
 
 
@@ -72,5 +105,7 @@ def test_every_event_turn_and_query_of_the_smoke_trajectory_is_planned_once() ->
     units = build_plan(traj)
     event_turns = [t.id for u in units if u.kind == "step" for t in u.turns if t.events]
     assert event_turns == [t.id for _, t in traj.turns() if t.events]
-    assert [u.turns[0].id for u in units if u.kind == "query"] == [t.id for _, t, _ in traj.queries()]
+    assert [u.turns[0].id for u in units if u.kind == "query"] == [
+        t.id for _, t, _ in traj.queries()
+    ]
     assert sorted(p.id for u in units for p in u.probes) == sorted(p.id for p in traj.probes)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from builders import ask, d, trajectory, user
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import ask, d, trajectory, user
 from place.eligibility import Interpretation
 from place.reference.lifecycle import LifecycleError, LifecycleState
 from place.reference.replay import replay
@@ -16,7 +16,7 @@ from place.trajectory.model import Fact, Probe, Turn
 A = "alex"
 
 
-def F(pred: str, value: str, scope: str = "global", entity: str = A) -> Fact:  # noqa: N802
+def F(pred: str, value: str, scope: str = "global", entity: str = A) -> Fact:
     return Fact(entity, pred, value, scope)
 
 
@@ -25,10 +25,22 @@ def states(traj) -> list[tuple[str, str, frozenset[Fact]]]:
 
 
 def test_assert_on_one_slot_supersedes_other_value() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="flight", value="07:15", scope="trip")),
-        user("t2", dict(op="assert", entity=A, predicate="flight", value="09:40", scope="trip")),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user(
+                    "t1",
+                    dict(op="assert", entity=A, predicate="flight", value="07:15", scope="trip"),
+                ),
+                user(
+                    "t2",
+                    dict(op="assert", entity=A, predicate="flight", value="09:40", scope="trip"),
+                ),
+            ],
+        )
+    )
     assert states(traj) == [
         ("t1", "post-update", {F("flight", "07:15", "trip")}),
         ("t2", "post-update", {F("flight", "09:40", "trip")}),
@@ -37,10 +49,28 @@ def test_assert_on_one_slot_supersedes_other_value() -> None:
 
 def test_same_value_is_kept_once_and_its_window_widened() -> None:
     state = LifecycleState(trajectory().schema)
-    t1 = user("t1", dict(op="assert", entity=A, predicate="city", value="Porto",
-                         valid_from="2026-03-02", valid_until="2026-03-10"))
-    t2 = user("t2", dict(op="assert", entity=A, predicate="city", value="Porto",
-                         valid_from="2026-03-01", valid_until="2026-03-20"))
+    t1 = user(
+        "t1",
+        dict(
+            op="assert",
+            entity=A,
+            predicate="city",
+            value="Porto",
+            valid_from="2026-03-02",
+            valid_until="2026-03-10",
+        ),
+    )
+    t2 = user(
+        "t2",
+        dict(
+            op="assert",
+            entity=A,
+            predicate="city",
+            value="Porto",
+            valid_from="2026-03-01",
+            valid_until="2026-03-20",
+        ),
+    )
     state.apply(t1.events[0], d("2026-03-02"))
     transition = state.apply(t2.events[0], d("2026-03-02"))
     assert not transition.added
@@ -50,15 +80,38 @@ def test_same_value_is_kept_once_and_its_window_widened() -> None:
 
 
 def test_scheduled_change_keeps_old_value_until_its_date() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Avenida", scope="trip")),
-        user("t2", dict(op="assert", entity=A, predicate="hotel", value="Lumen", scope="trip",
-                        valid_from="2026-03-05")),
-        ask("t3", "before", A, "hotel", ("Avenida",), scope="trip", as_of="2026-03-04"),
-        ask("t4", "after", A, "hotel", ("Lumen",), scope="trip", as_of="2026-03-05"),
-    ]), ("c2", "2026-03-06", [
-        ask("t5", "later", A, "hotel", ("Lumen",), scope="trip", as_of="2026-03-06"),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user(
+                    "t1",
+                    dict(op="assert", entity=A, predicate="hotel", value="Avenida", scope="trip"),
+                ),
+                user(
+                    "t2",
+                    dict(
+                        op="assert",
+                        entity=A,
+                        predicate="hotel",
+                        value="Lumen",
+                        scope="trip",
+                        valid_from="2026-03-05",
+                    ),
+                ),
+                ask("t3", "before", A, "hotel", ("Avenida",), scope="trip", as_of="2026-03-04"),
+                ask("t4", "after", A, "hotel", ("Lumen",), scope="trip", as_of="2026-03-05"),
+            ],
+        ),
+        (
+            "c2",
+            "2026-03-06",
+            [
+                ask("t5", "later", A, "hotel", ("Lumen",), scope="trip", as_of="2026-03-06"),
+            ],
+        ),
+    )
     ref = replay(traj)
     # Both are in S* on 03-02 (a scheduled fact is already part of the state).
     assert ref.checkpoints[1].state == {F("hotel", "Avenida", "trip"), F("hotel", "Lumen", "trip")}
@@ -70,11 +123,29 @@ def test_scheduled_change_keeps_old_value_until_its_date() -> None:
 
 
 def test_correction_replaces_whatever_the_dates() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Avenida", scope="trip",
-                        valid_from="2026-03-10")),
-        user("t2", dict(op="correct", entity=A, predicate="hotel", value="Lumen", scope="trip")),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user(
+                    "t1",
+                    dict(
+                        op="assert",
+                        entity=A,
+                        predicate="hotel",
+                        value="Avenida",
+                        scope="trip",
+                        valid_from="2026-03-10",
+                    ),
+                ),
+                user(
+                    "t2",
+                    dict(op="correct", entity=A, predicate="hotel", value="Lumen", scope="trip"),
+                ),
+            ],
+        )
+    )
     ref = replay(traj)
     assert ref.checkpoints[-1].state == {F("hotel", "Lumen", "trip")}
 
@@ -91,12 +162,21 @@ def test_correct_marks_old_record_corrected_and_links_it() -> None:
 
 
 def test_many_slot_accumulates_and_retract_removes_named_value() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="diet", value="vegetarian"),
-             dict(op="assert", entity=A, predicate="diet", value="nut-free")),
-        user("t2", dict(op="assert", entity=A, predicate="diet", value="vegetarian")),
-        user("t3", dict(op="retract", entity=A, predicate="diet", value="vegetarian")),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user(
+                    "t1",
+                    dict(op="assert", entity=A, predicate="diet", value="vegetarian"),
+                    dict(op="assert", entity=A, predicate="diet", value="nut-free"),
+                ),
+                user("t2", dict(op="assert", entity=A, predicate="diet", value="vegetarian")),
+                user("t3", dict(op="retract", entity=A, predicate="diet", value="vegetarian")),
+            ],
+        )
+    )
     assert [s for _, _, s in states(traj)] == [
         {F("diet", "vegetarian"), F("diet", "nut-free")},
         {F("diet", "vegetarian"), F("diet", "nut-free")},
@@ -126,15 +206,35 @@ def test_forget_removes_current_and_past_values() -> None:
 
 
 def test_expiry_leaves_state_and_window_governs_eligibility() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="city", value="Porto",
-                        valid_from="2026-03-02", valid_until="2026-03-10")),
-        ask("t2", "now", A, "city", ("Porto",), as_of="2026-03-02"),
-        ask("t3", "past-end", A, "city", (), as_of="2026-03-10"),
-    ]), ("c2", "2026-03-12", [
-        ask("t4", "expired", A, "city", (), as_of="2026-03-05"),
-        user("t5", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user(
+                    "t1",
+                    dict(
+                        op="assert",
+                        entity=A,
+                        predicate="city",
+                        value="Porto",
+                        valid_from="2026-03-02",
+                        valid_until="2026-03-10",
+                    ),
+                ),
+                ask("t2", "now", A, "city", ("Porto",), as_of="2026-03-02"),
+                ask("t3", "past-end", A, "city", (), as_of="2026-03-10"),
+            ],
+        ),
+        (
+            "c2",
+            "2026-03-12",
+            [
+                ask("t4", "expired", A, "city", (), as_of="2026-03-05"),
+                user("t5", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
+            ],
+        ),
+    )
     ref = replay(traj)
     assert ref.query("now").support.values == ("Porto",)
     assert ref.query("past-end").support.values == ()
@@ -144,41 +244,82 @@ def test_expiry_leaves_state_and_window_governs_eligibility() -> None:
 
 
 def test_global_facts_are_eligible_in_every_scope_but_not_vice_versa() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Marriott", scope="work"),
-             dict(op="assert", entity=A, predicate="diet", value="vegetarian")),
-        ask("t2", "work", A, "hotel", ("Marriott",), scope="work"),
-        ask("t3", "trip", A, "hotel", (), scope="trip"),
-        ask("t4", "diet", A, "diet", ("vegetarian",), scope="trip"),
-        ask("t5", "dana", "dana", "diet", ()),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user(
+                    "t1",
+                    dict(op="assert", entity=A, predicate="hotel", value="Marriott", scope="work"),
+                    dict(op="assert", entity=A, predicate="diet", value="vegetarian"),
+                ),
+                ask("t2", "work", A, "hotel", ("Marriott",), scope="work"),
+                ask("t3", "trip", A, "hotel", (), scope="trip"),
+                ask("t4", "diet", A, "diet", ("vegetarian",), scope="trip"),
+                ask("t5", "dana", "dana", "diet", ()),
+            ],
+        )
+    )
     ref = replay(traj)
     assert [q.support.values for q in ref.queries] == [("Marriott",), (), ("vegetarian",), ()]
 
 
 def test_checkpoint_order_pre_query_before_later_turns() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
-        ask("t2", "q", A, "hotel", ("Lumen",)),
-        user("t3", dict(op="assert", entity=A, predicate="hotel", value="Avenida")),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
+                ask("t2", "q", A, "hotel", ("Lumen",)),
+                user("t3", dict(op="assert", entity=A, predicate="hotel", value="Avenida")),
+            ],
+        )
+    )
     assert [(t, k) for t, k, _ in states(traj)] == [
-        ("t1", "post-update"), ("t2", "pre-query"), ("t3", "post-update"),
+        ("t1", "post-update"),
+        ("t2", "pre-query"),
+        ("t3", "post-update"),
     ]
 
 
 def test_world_b_applies_inserted_events_only_for_that_query() -> None:
-    irrelevant = (Turn("t2~b1", "user", "Dana...", events=(
-        user("t2~b1", dict(op="assert", entity="dana", predicate="hotel", value="Avenida")).events
-    )),)
-    relevant = (Turn("t3~b1", "user", "moved", events=(
-        user("t3~b1", dict(op="assert", entity=A, predicate="hotel", value="Avenida")).events
-    )),)
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
-        ask("t2", "ok", A, "hotel", ("Lumen",), insert=irrelevant),
-        ask("t3", "bad", A, "hotel", ("Lumen",), insert=relevant),
-    ]))
+    irrelevant = (
+        Turn(
+            "t2~b1",
+            "user",
+            "Dana...",
+            events=(
+                user(
+                    "t2~b1", dict(op="assert", entity="dana", predicate="hotel", value="Avenida")
+                ).events
+            ),
+        ),
+    )
+    relevant = (
+        Turn(
+            "t3~b1",
+            "user",
+            "moved",
+            events=(
+                user(
+                    "t3~b1", dict(op="assert", entity=A, predicate="hotel", value="Avenida")
+                ).events
+            ),
+        ),
+    )
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
+                ask("t2", "ok", A, "hotel", ("Lumen",), insert=irrelevant),
+                ask("t3", "bad", A, "hotel", ("Lumen",), insert=relevant),
+            ],
+        )
+    )
     ref = replay(traj)
     assert ref.query("ok").support_b == ref.query("ok").support
     assert ref.query("bad").support_b.values == ("Avenida",)
@@ -191,10 +332,17 @@ def test_world_b_applies_inserted_events_only_for_that_query() -> None:
 def test_probe_support_is_taken_after_its_turn() -> None:
     probe = Probe("p1", "t1", "scope", "?", A, "hotel", "global", ("Lumen",))
     wrong = Probe("p2", "t2", "scope", "?", A, "hotel", "global", ("Lumen",))
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
-        user("t2", dict(op="assert", entity=A, predicate="hotel", value="Avenida")),
-    ]), probes=(probe, wrong))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
+                user("t2", dict(op="assert", entity=A, predicate="hotel", value="Avenida")),
+            ],
+        ),
+        probes=(probe, wrong),
+    )
     ref = replay(traj)
     assert [p.support.values for p in ref.probes] == [("Lumen",), ("Avenida",)]
     [problem] = semantic_problems(traj)
@@ -202,10 +350,16 @@ def test_probe_support_is_taken_after_its_turn() -> None:
 
 
 def test_gold_mismatch_reports_both_values() -> None:
-    traj = trajectory(("c1", "2026-03-02", [
-        user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
-        ask("t2", "q", A, "hotel", ("Avenida",)),
-    ]))
+    traj = trajectory(
+        (
+            "c1",
+            "2026-03-02",
+            [
+                user("t1", dict(op="assert", entity=A, predicate="hotel", value="Lumen")),
+                ask("t2", "q", A, "hotel", ("Avenida",)),
+            ],
+        )
+    )
     [problem] = semantic_problems(traj)
     assert problem.location == "turn t2 > query q"
     assert "'Avenida'" in problem.message and "'Lumen'" in problem.message
@@ -227,12 +381,14 @@ def test_illegal_events_are_reported_with_their_turn(events, phrase) -> None:
 
 def test_retract_of_an_expired_value_is_illegal() -> None:
     state = LifecycleState(trajectory().schema)
-    t1 = user("t1", dict(op="assert", entity=A, predicate="city", value="Porto",
-                         valid_until="2026-03-10"))
+    t1 = user(
+        "t1", dict(op="assert", entity=A, predicate="city", value="Porto", valid_until="2026-03-10")
+    )
     state.apply(t1.events[0], d("2026-03-02"))
     with pytest.raises(LifecycleError, match="not active"):
-        state.apply(user("t2", dict(op="retract", entity=A, predicate="city")).events[0],
-                    d("2026-03-11"))
+        state.apply(
+            user("t2", dict(op="retract", entity=A, predicate="city")).events[0], d("2026-03-11")
+        )
 
 
 def test_interpretation_uses_as_of() -> None:

@@ -55,10 +55,15 @@ class AnswerModel:
         if dialogue:
             turns = "\n".join(f"{t.role}: {t.text}" for t in dialogue)
             user = self.prompt.dialogue.format(turns=turns) + "\n\n" + user
-        return [{"role": "system", "content": self.prompt.system}, {"role": "user", "content": user}]
+        return [
+            {"role": "system", "content": self.prompt.system},
+            {"role": "user", "content": user},
+        ]
 
     def answer(
         self, question: str, items: Sequence[str], dialogue: Sequence[DialogueTurn] = ()
     ) -> Answer:
-        raw = self.chat.complete(self.messages(question, items, dialogue), max_tokens=self.max_tokens)
+        raw = self.chat.complete(
+            self.messages(question, items, dialogue), max_tokens=self.max_tokens
+        )
         return Answer(raw.strip(), tuple(items))

@@ -60,7 +60,11 @@ class NativeWriter:
         if pending is not None:
             pending()
         operations = [
-            {"event": r.get("event"), "memory": r.get("memory"), "previous": r.get("previous_memory")}
+            {
+                "event": r.get("event"),
+                "memory": r.get("memory"),
+                "previous": r.get("previous_memory"),
+            }
             for r in result.get("results", [])
         ]
         return NativeWrite(operations, list(store.last_add_errors))

@@ -63,7 +63,9 @@ def render(schema: Schema, record: FactRecord) -> str:
     scope = schema.scopes.get(record.scope)
     scope_name = scope.aliases[0] if scope and scope.aliases else record.scope
     template = predicate.template or (
-        "{entity_name}'s " + predicate.id.replace("_", " ") + " is {value}"
+        "{entity_name}'s "
+        + predicate.id.replace("_", " ")
+        + " is {value}"
         + ("" if record.scope == GLOBAL_SCOPE else " ({scope})")
     )
     return template.format(entity_name=entity.name, value=record.value, scope=scope_name)
@@ -89,12 +91,19 @@ def metadata_for(record: FactRecord, provenance: Provenance) -> dict[str, Any]:
 
 
 def _governed_key(status: str, meta_or_record: Any) -> tuple:
-    get = meta_or_record.get if isinstance(meta_or_record, dict) else (
-        lambda k: getattr(meta_or_record, k)
+    get = (
+        meta_or_record.get
+        if isinstance(meta_or_record, dict)
+        else (lambda k: getattr(meta_or_record, k))
     )
     until, start = get("valid_until"), get("valid_from")
     return (
-        get("event_id"), get("entity"), get("predicate"), get("value"), get("scope"), status,
+        get("event_id"),
+        get("entity"),
+        get("predicate"),
+        get("value"),
+        get("scope"),
+        status,
         start.isoformat() if isinstance(start, dt.date) else start,
         until.isoformat() if isinstance(until, dt.date) else until,
     )
@@ -154,7 +163,10 @@ class Certifier:
         out = CertificationRecord(transition.event.id, transition.event.op)
         for before, after in transition.changed:
             memory_id = self.memory_ids[before.event_id]
-            changes = {"status": after.status, **window_metadata(after.valid_from, after.valid_until)}
+            changes = {
+                "status": after.status,
+                **window_metadata(after.valid_from, after.valid_until),
+            }
             self.store.update_metadata(memory_id, changes)
             out.changed.append(memory_id)
         for added in transition.added:
@@ -164,8 +176,11 @@ class Certifier:
                     text, metadata_for(added, provenance)
                 )
             out.added.append(self.memory_ids[added.event_id])
-        removed_ids = [self.memory_ids.pop(r.event_id) for r in transition.removed
-                       if r.event_id in self.memory_ids]
+        removed_ids = [
+            self.memory_ids.pop(r.event_id)
+            for r in transition.removed
+            if r.event_id in self.memory_ids
+        ]
         if removed_ids:
             self.store.remove(removed_ids)
             out.removed.extend(removed_ids)
@@ -176,7 +191,8 @@ class Certifier:
         scan = self.store.scan()
         stored = {
             _governed_key(str(p.metadata.get("status")), dict(p.metadata))
-            for p in scan.points if is_certified(p.metadata)
+            for p in scan.points
+            if is_certified(p.metadata)
         }
         expected = {_governed_key(r.status, r) for r in self.governed.records}
         problems: list[str] = []

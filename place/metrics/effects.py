@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from place.metrics.endpoints import checkpoint_f1, joint_success, leakage_pairs, primary, state_items
+from place.metrics.endpoints import (
+    checkpoint_f1,
+    joint_success,
+    leakage_pairs,
+    primary,
+    state_items,
+)
 from place.records import CheckpointRecord, QueryRecord
 
 RESAMPLES = 4000
@@ -32,7 +38,9 @@ def percentile_interval(draws: np.ndarray) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def pair_bootstrap(left: np.ndarray, right: np.ndarray, seed: int, resamples: int = RESAMPLES) -> Effect:
+def pair_bootstrap(
+    left: np.ndarray, right: np.ndarray, seed: int, resamples: int = RESAMPLES
+) -> Effect:
     """mean(left) - mean(right) over paired items, resampling pairs jointly."""
     n = len(left)
     if n == 0:
@@ -65,7 +73,9 @@ class BlockTotals:
         return {c: (weights @ self.sums[c]) / (weights @ self.counts[c]) for c in self.sums}
 
 
-def block_totals(items: Mapping[str, Sequence[tuple[str, float]]], conversations: Sequence[str]) -> BlockTotals:
+def block_totals(
+    items: Mapping[str, Sequence[tuple[str, float]]], conversations: Sequence[str]
+) -> BlockTotals:
     """`items[condition]` = [(conversation, value), ...]."""
     pos = {c: i for i, c in enumerate(conversations)}
     sums, counts = {}, {}
@@ -81,7 +91,9 @@ def block_totals(items: Mapping[str, Sequence[tuple[str, float]]], conversations
 EffectFn = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 
 
-def block_effect(totals: BlockTotals, fn: EffectFn, seed: int, resamples: int = RESAMPLES) -> Effect:
+def block_effect(
+    totals: BlockTotals, fn: EffectFn, seed: int, resamples: int = RESAMPLES
+) -> Effect:
     k = len(totals.conversations)
     rng = np.random.default_rng(seed)
     draws_idx = rng.integers(0, k, size=(resamples, k))
@@ -124,11 +136,17 @@ def longitudinal_effects(
     resamples: int = RESAMPLES,
 ) -> dict[str, Effect]:
     state = block_totals(
-        {c: [(x.conversation, checkpoint_f1(x)) for x in state_items(checkpoints, c)] for c in CONDITIONS},
+        {
+            c: [(x.conversation, checkpoint_f1(x)) for x in state_items(checkpoints, c)]
+            for c in CONDITIONS
+        },
         conversations,
     )
     joint = block_totals(
-        {c: [(q.conversation, float(joint_success(q))) for q in primary(queries, c)] for c in CONDITIONS},
+        {
+            c: [(q.conversation, float(joint_success(q))) for q in primary(queries, c)]
+            for c in CONDITIONS
+        },
         conversations,
     )
     return {

@@ -53,15 +53,20 @@ def factorization(checkpoints: Iterable[CheckpointRecord]) -> Factorization:
     mismatches = []
     for (turn, kind), by_condition in seen.items():
         for left, right in (("Native", "QASC"), ("CSS", "PLACE")):
-            if left in by_condition and right in by_condition and by_condition[left] != by_condition[right]:
+            if (
+                left in by_condition
+                and right in by_condition
+                and by_condition[left] != by_condition[right]
+            ):
                 mismatches.append(f"{turn} ({kind}): {left} != {right}")
             elif (left in by_condition) != (right in by_condition):
                 mismatches.append(f"{turn} ({kind}): only one of {left}, {right} recorded")
     return Factorization(not mismatches, len(seen), mismatches)
 
 
-def primary(queries: Iterable[QueryRecord], condition: str, mode: str = "primary",
-            world: str = "a") -> list[QueryRecord]:
+def primary(
+    queries: Iterable[QueryRecord], condition: str, mode: str = "primary", world: str = "a"
+) -> list[QueryRecord]:
     return [q for q in queries if q.condition == condition and q.mode == mode and q.world == world]
 
 
@@ -79,8 +84,12 @@ def supported(exposed_facts: frozenset, authorized: frozenset) -> bool:
 
 
 def exposed_facts(q: QueryRecord | ProbeRecord) -> frozenset[tuple[str, ...]]:
+    """Facts readable (β) from the exposed items."""
     return frozenset(
-        (f.entity, f.predicate, f.value, f.scope) for item in q.exposed for f in item.facts
+        (f.entity, f.predicate, f.value, f.scope)
+        for item in q.exposed
+        for f in item.facts
+        if f.readable
     )
 
 
@@ -97,7 +106,9 @@ def joint_success(q: QueryRecord) -> bool:
     )
 
 
-def joint_success_rate(queries: Iterable[QueryRecord], condition: str, mode: str = "primary") -> float:
+def joint_success_rate(
+    queries: Iterable[QueryRecord], condition: str, mode: str = "primary"
+) -> float:
     return mean([float(joint_success(q)) for q in primary(queries, condition, mode)])
 
 

@@ -126,7 +126,9 @@ class LifecycleState:
                 changed.append(self._replace(record, replace(record, status="corrected")))
                 ended.append(record.event_id)
             elif one and scheduled:
-                until = effective if record.valid_until is None else min(record.valid_until, effective)
+                until = (
+                    effective if record.valid_until is None else min(record.valid_until, effective)
+                )
                 if until != record.valid_until:
                     changed.append(self._replace(record, replace(record, valid_until=until)))
             elif one:

@@ -121,7 +121,9 @@ class _Replayer:
                 if turn.query is not None:
                     q = turn.query
                     checkpoints.append(
-                        Checkpoint(turn.id, "pre-query", conv.id, conv.date, state.state_at(conv.date))
+                        Checkpoint(
+                            turn.id, "pre-query", conv.id, conv.date, state.state_at(conv.date)
+                        )
                     )
                     tau = interpretation(q)
                     support_b, state_b = None, None
@@ -131,15 +133,22 @@ class _Replayer:
                         state_b = world.state_at(conv.date)
                     queries.append(
                         QueryReference(
-                            q.id, turn.id, conv.id, tau,
-                            authorized_support(state, conv.date, tau), support_b,
-                            state.state_at(conv.date), state_b,
+                            q.id,
+                            turn.id,
+                            conv.id,
+                            tau,
+                            authorized_support(state, conv.date, tau),
+                            support_b,
+                            state.state_at(conv.date),
+                            state_b,
                         )
                     )
                 if turn.events:
                     self.apply_turn(state, turn, conv.date, where)
                     checkpoints.append(
-                        Checkpoint(turn.id, "post-update", conv.id, conv.date, state.state_at(conv.date))
+                        Checkpoint(
+                            turn.id, "post-update", conv.id, conv.date, state.state_at(conv.date)
+                        )
                     )
                 for probe in probes_after.get(turn.id, []):
                     tau = Interpretation(probe.entity, probe.predicate, probe.scope, conv.date)

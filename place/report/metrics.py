@@ -8,10 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from place.errors import PlaceError
 from place.metrics import effects as fx
 from place.metrics import endpoints as ep
 from place.records import (
     CONDITIONS,
+    RECORDS_SCHEMA,
     CheckpointRecord,
     ForgetRecord,
     ProbeRecord,
@@ -41,15 +45,28 @@ class RunRecords:
     def load(cls, records_dir: Path) -> RunRecords:
         out = cls()
         targets = {
-            "checkpoint": out.checkpoints, "query": out.queries, "probe": out.probes,
-            "forget": out.forgets, "step": out.steps,
+            "checkpoint": out.checkpoints,
+            "query": out.queries,
+            "probe": out.probes,
+            "forget": out.forgets,
+            "step": out.steps,
         }
         for kind, (name, model) in RECORD_FILES.items():
             path = records_dir / name
             if not path.exists():
                 continue
             with path.open(encoding="utf-8") as fh:
-                targets[kind].extend(model.model_validate_json(line) for line in fh if line.strip())
+                for number, line in enumerate(fh, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        targets[kind].append(model.model_validate_json(line))
+                    except ValidationError as exc:
+                        raise PlaceError(
+                            f"{path}: line {number}: not a {RECORDS_SCHEMA} {kind} record "
+                            f"({exc.error_count()} problems, first: {exc.errors()[0]['msg']} at "
+                            f"{'.'.join(map(str, exc.errors()[0]['loc']))})"
+                        ) from None
         return out
 
 
@@ -78,14 +95,23 @@ def condition_metrics(records: RunRecords, condition: str) -> dict[str, Any]:
         "closed_loop": {
             # Memory writes are unchanged in Closed Loop, so its state is the primary state.
             "state_correctness": _round(state),
-            "exposure_rate": _round(ep.exposure_rate_queries(records.queries, condition, "closed_loop")),
-            "joint_success": _round(ep.joint_success_rate(records.queries, condition, "closed_loop")),
+            "exposure_rate": _round(
+                ep.exposure_rate_queries(records.queries, condition, "closed_loop")
+            ),
+            "joint_success": _round(
+                ep.joint_success_rate(records.queries, condition, "closed_loop")
+            ),
         },
     }
 
 
-def compute_metrics(records: RunRecords, header: dict[str, Any], seed: int,
-                    conversations: Sequence[str], resamples: int = fx.RESAMPLES) -> dict[str, Any]:
+def compute_metrics(
+    records: RunRecords,
+    header: dict[str, Any],
+    seed: int,
+    conversations: Sequence[str],
+    resamples: int = fx.RESAMPLES,
+) -> dict[str, Any]:
     """The whole metrics document. `header` carries trajectory, model and counts."""
     longitudinal = fx.longitudinal_effects(
         records.checkpoints, records.queries, conversations, seed, resamples
@@ -100,7 +126,9 @@ def compute_metrics(records: RunRecords, header: dict[str, Any], seed: int,
         for name, e in longitudinal.items()
     }
     effects["LeakageDrop"] = {
-        "estimate": _round(drop.estimate), "interval": _interval(drop.interval), "n": drop.n,
+        "estimate": _round(drop.estimate),
+        "interval": _interval(drop.interval),
+        "n": drop.n,
     }
     fact = ep.factorization(records.checkpoints)
     return {
@@ -110,7 +138,11 @@ def compute_metrics(records: RunRecords, header: dict[str, Any], seed: int,
         "counts": header["counts"],
         "conditions": {c: condition_metrics(records, c) for c in CONDITIONS},
         "effects": effects,
-        "factorization": {"ok": fact.ok, "checkpoints": fact.checkpoints, "mismatches": len(fact.mismatches)},
+        "factorization": {
+            "ok": fact.ok,
+            "checkpoints": fact.checkpoints,
+            "mismatches": len(fact.mismatches),
+        },
         "bootstrap": {"seed": seed, "resamples": resamples},
     }
 

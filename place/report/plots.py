@@ -9,13 +9,13 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from place.metrics import endpoints as ep  # noqa: E402
-from place.records import CONDITIONS  # noqa: E402
-from place.report.metrics import RunRecords  # noqa: E402
-from place.report.tables import EFFECTS  # noqa: E402
-from place.trajectory.model import FAMILIES  # noqa: E402
+from place.metrics import endpoints as ep
+from place.records import CONDITIONS
+from place.report.metrics import RunRecords
+from place.report.tables import EFFECTS
+from place.trajectory.model import FAMILIES
 
 COLORS = {"Native": "#7f7f7f", "CSS": "#1f77b4", "QASC": "#ff7f0e", "PLACE": "#2ca02c"}
 
@@ -24,9 +24,14 @@ def state_across_checkpoints(records: RunRecords, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(9, 3.6))
     for condition in CONDITIONS:
         items = ep.state_items(records.checkpoints, condition)
-        ax.plot(range(1, len(items) + 1), [ep.checkpoint_f1(c) for c in items],
-                label=condition, color=COLORS[condition], lw=1.4,
-                ls="--" if condition in ("QASC", "PLACE") else "-")
+        ax.plot(
+            range(1, len(items) + 1),
+            [ep.checkpoint_f1(c) for c in items],
+            label=condition,
+            color=COLORS[condition],
+            lw=1.4,
+            ls="--" if condition in ("QASC", "PLACE") else "-",
+        )
     ax.set_xlabel("post-update checkpoint")
     ax.set_ylabel("F1(S^phys, S*)")
     ax.set_ylim(-0.02, 1.02)
@@ -45,8 +50,14 @@ def effects_with_intervals(metrics: dict[str, Any], path: Path) -> None:
             ax.text(0, i, "  not estimable (no counted pairs)", va="center", fontsize=8)
             continue
         lo, hi = e["interval"] or (e["estimate"], e["estimate"])
-        ax.errorbar(e["estimate"], i, xerr=[[e["estimate"] - lo], [hi - e["estimate"]]],
-                    fmt="o", color="#1f77b4", capsize=4)
+        ax.errorbar(
+            e["estimate"],
+            i,
+            xerr=[[e["estimate"] - lo], [hi - e["estimate"]]],
+            fmt="o",
+            color="#1f77b4",
+            capsize=4,
+        )
     ax.axvline(0, color="k", lw=0.8)
     ax.set_yticks(range(len(EFFECTS)), EFFECTS)
     ax.invert_yaxis()
@@ -66,8 +77,13 @@ def per_family_bars(records: RunRecords, path: Path) -> None:
     width = 0.2
     for j, condition in enumerate(CONDITIONS):
         values = [ep.mean(scores[condition][f]) if scores[condition][f] else 0.0 for f in FAMILIES]
-        ax.bar([i + (j - 1.5) * width for i in range(len(FAMILIES))], values, width,
-               label=condition, color=COLORS[condition])
+        ax.bar(
+            [i + (j - 1.5) * width for i in range(len(FAMILIES))],
+            values,
+            width,
+            label=condition,
+            color=COLORS[condition],
+        )
     ax.set_xticks(range(len(FAMILIES)), FAMILIES)
     ax.set_ylabel("AnswerCorrectness")
     ax.set_ylim(0, 1.05)

@@ -29,7 +29,9 @@ class Table:
 
 def paper_values() -> dict[str, Any]:
     """The paper's published Table 1 and 2 values (Qwen2.5-3B/7B), carried by the package."""
-    return json.loads(resources.files("place.data").joinpath("paper_values.json").read_text("utf-8"))
+    return json.loads(
+        resources.files("place.data").joinpath("paper_values.json").read_text("utf-8")
+    )
 
 
 def fmt(x: float | None) -> str:
@@ -49,19 +51,43 @@ def table1a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     for m in runs:
         for c in CONDITIONS:
             v = m["conditions"][c]
-            rows.append([_label(m), c, fmt(v["state_correctness"]),
-                         f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
-                         fmt(v["answer_correctness"]), fmt(v["joint_success"])])
+            rows.append(
+                [
+                    _label(m),
+                    c,
+                    fmt(v["state_correctness"]),
+                    f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
+                    fmt(v["answer_correctness"]),
+                    fmt(v["joint_success"]),
+                ]
+            )
     if paper:
         for model, conds in paper_values()["table1_primary"].items():
             for c in CONDITIONS:
                 v = conds[c]
-                rows.append([f"paper: {model}", c, fmt(v["state_correctness"]),
-                             f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
-                             fmt(v["answer_correctness"]), fmt(v["joint_success"])])
-    return Table("table1a", "Table 1 A: primary endpoints",
-                 ["Model", "Condition", "StateCorrectness", "LeakageRate (n)",
-                  "AnswerCorrectness", "JointSuccess"], rows)
+                rows.append(
+                    [
+                        f"paper: {model}",
+                        c,
+                        fmt(v["state_correctness"]),
+                        f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
+                        fmt(v["answer_correctness"]),
+                        fmt(v["joint_success"]),
+                    ]
+                )
+    return Table(
+        "table1a",
+        "Table 1 A: primary endpoints",
+        [
+            "Model",
+            "Condition",
+            "StateCorrectness",
+            "LeakageRate (n)",
+            "AnswerCorrectness",
+            "JointSuccess",
+        ],
+        rows,
+    )
 
 
 def table1b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
@@ -70,23 +96,40 @@ def table1b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
         row = [_label(m)]
         for name in EFFECTS:
             e = m["effects"][name]
-            extra = f" n={e['n']}" if name == "LeakageDrop" else (
-                f" LOCO {fmt_interval(e.get('loco_range'))}")
+            extra = (
+                f" n={e['n']}"
+                if name == "LeakageDrop"
+                else (f" LOCO {fmt_interval(e.get('loco_range'))}")
+            )
             row.append(f"{fmt(e['estimate'])} {fmt_interval(e['interval'])}{extra}")
         rows.append(row)
     if paper:
         for model, effs in paper_values()["table1_effects"].items():
-            rows.append([f"paper: {model}"] + [
-                f"{fmt(effs[n]['estimate'])} {fmt_interval(effs[n]['interval'])}" for n in EFFECTS
-            ])
-    return Table("table1b", "Table 1 B: effects with 95 % intervals "
-                 "(LeakageDrop: pair bootstrap; others: conversation-block bootstrap, LOCO range)",
-                 ["Model", *EFFECTS], rows)
+            rows.append(
+                [f"paper: {model}"]
+                + [
+                    f"{fmt(effs[n]['estimate'])} {fmt_interval(effs[n]['interval'])}"
+                    for n in EFFECTS
+                ]
+            )
+    return Table(
+        "table1b",
+        "Table 1 B: effects with 95 % intervals "
+        "(LeakageDrop: pair bootstrap; others: conversation-block bootstrap, LOCO range)",
+        ["Model", *EFFECTS],
+        rows,
+    )
 
 
-def _per_condition(name: str, title: str, key: str, columns: list[tuple[str, str]],
-                   pick: Callable[[dict[str, Any]], dict[str, Any]],
-                   runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+def _per_condition(
+    name: str,
+    title: str,
+    key: str,
+    columns: list[tuple[str, str]],
+    pick: Callable[[dict[str, Any]], dict[str, Any]],
+    runs: Sequence[dict[str, Any]],
+    paper: bool,
+) -> Table:
     rows = []
     for m in runs:
         for c in CONDITIONS:
@@ -101,18 +144,34 @@ def _per_condition(name: str, title: str, key: str, columns: list[tuple[str, str
 
 def table2a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     return _per_condition(
-        "table2a", "Table 2 A: utility probes", "table2_utility",
-        [("NeededSupport", "needed_support"), ("ExposureRate", "exposure_rate"),
-         ("ConflictHarm", "conflict_harm")],
-        lambda v: v, runs, paper)
+        "table2a",
+        "Table 2 A: utility probes",
+        "table2_utility",
+        [
+            ("NeededSupport", "needed_support"),
+            ("ExposureRate", "exposure_rate"),
+            ("ConflictHarm", "conflict_harm"),
+        ],
+        lambda v: v,
+        runs,
+        paper,
+    )
 
 
 def table2b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     return _per_condition(
-        "table2b", "Table 2 B: closed loop", "table2_closed_loop",
-        [("StateCorrectness", "state_correctness"), ("ExposureRate", "exposure_rate"),
-         ("JointSuccess", "joint_success")],
-        lambda v: v["closed_loop"], runs, paper)
+        "table2b",
+        "Table 2 B: closed loop",
+        "table2_closed_loop",
+        [
+            ("StateCorrectness", "state_correctness"),
+            ("ExposureRate", "exposure_rate"),
+            ("JointSuccess", "joint_success"),
+        ],
+        lambda v: v["closed_loop"],
+        runs,
+        paper,
+    )
 
 
 def all_tables(runs: Sequence[dict[str, Any]], paper: bool = False) -> list[Table]:
@@ -120,8 +179,12 @@ def all_tables(runs: Sequence[dict[str, Any]], paper: bool = False) -> list[Tabl
 
 
 def to_markdown(t: Table) -> str:
-    lines = [f"**{t.title}**", "", "| " + " | ".join(t.header) + " |",
-             "|" + "|".join("---" for _ in t.header) + "|"]
+    lines = [
+        f"**{t.title}**",
+        "",
+        "| " + " | ".join(t.header) + " |",
+        "|" + "|".join("---" for _ in t.header) + "|",
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in t.rows]
     return "\n".join(lines) + "\n"
 
@@ -132,9 +195,15 @@ def _latex_escape(s: str) -> str:
 
 def to_latex(t: Table) -> str:
     cols = "l" * 2 + "r" * (len(t.header) - 2)
-    out = [r"\begin{table}[t]", r"\centering", rf"\caption{{{_latex_escape(t.title)}}}",
-           rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-           " & ".join(_latex_escape(h) for h in t.header) + r" \\", r"\midrule"]
+    out = [
+        r"\begin{table}[t]",
+        r"\centering",
+        rf"\caption{{{_latex_escape(t.title)}}}",
+        rf"\begin{{tabular}}{{{cols}}}",
+        r"\toprule",
+        " & ".join(_latex_escape(h) for h in t.header) + r" \\",
+        r"\midrule",
+    ]
     out += [" & ".join(_latex_escape(c) for c in r) + r" \\" for r in t.rows]
     out += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(out) + "\n"

@@ -115,14 +115,24 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
     config = OmegaConf.to_container(cfg, resolve=True)
     with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
         header = {
-            "trajectory": {"id": trajectory.id, "sha256": trajectory.sha256, "path": cfg.trajectory.path},
-            "model": {"name": cfg.model.name, "runtime": cfg.model.runtime,
-                      "identity": stack.identity.identity},
+            "trajectory": {
+                "id": trajectory.id,
+                "sha256": trajectory.sha256,
+                "path": cfg.trajectory.path,
+            },
+            "model": {
+                "name": cfg.model.name,
+                "runtime": cfg.model.runtime,
+                "identity": stack.identity.identity,
+            },
             "counts": counts(trajectory, reference),
             "conversation_ids": [c.id for c in trajectory.conversations],
         }
-        seeds = {"bootstrap": int(cfg.seeds.bootstrap), "resamples": int(cfg.seeds.resamples),
-                 "model": int(cfg.model.seed)}
+        seeds = {
+            "bootstrap": int(cfg.seeds.bootstrap),
+            "resamples": int(cfg.seeds.resamples),
+            "model": int(cfg.model.seed),
+        }
         manifest = base_manifest(config, header, seeds, Path(__file__).resolve().parents[2])
         manifest["model_identity"] = stack.identity.model_dump()
         import json
@@ -130,14 +140,25 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
         answer = AnswerModel(
             stack.chat,
-            AnswerPrompt(cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory),
+            AnswerPrompt(
+                cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory
+            ),
             int(cfg.answer.max_tokens),
         )
         experiment = Experiment(
-            trajectory, reference, stack.backend, answer, journal, int(cfg.experiment.k),
-            Sections(bool(cfg.experiment.primary), bool(cfg.experiment.utility),
-                     bool(cfg.experiment.closed_loop)),
-            progress=bool(cfg.progress), on_phase=stack.set_phase,
+            trajectory,
+            reference,
+            stack.backend,
+            answer,
+            journal,
+            int(cfg.experiment.k),
+            Sections(
+                bool(cfg.experiment.primary),
+                bool(cfg.experiment.utility),
+                bool(cfg.experiment.closed_loop),
+            ),
+            progress=bool(cfg.progress),
+            on_phase=stack.set_phase,
         )
         try:
             experiment.run()
@@ -149,8 +170,12 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
         timings["governance"] = round(experiment.governance_seconds, 3)
         timings["metrics"] = round(time.perf_counter() - metrics_started, 3)
         timings["wall"] = round(time.perf_counter() - started, 3)
-        manifest.update(status="complete", timings=timings, cache=stack.cache.stats(),
-                        mem0_failures=stack.backend.mem0_error_count)
+        manifest.update(
+            status="complete",
+            timings=timings,
+            cache=stack.cache.stats(),
+            mem0_failures=stack.backend.mem0_error_count,
+        )
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return metrics
 

@@ -7,6 +7,7 @@ wrong type fails before anything runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 

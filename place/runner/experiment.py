@@ -99,12 +99,19 @@ class Experiment:
         units = build_plan(self.traj)
         self._open_stores(units)
         todo = units[self.journal.units_done :]
-        bar = tqdm(total=len(units) + 1, initial=self.journal.units_done, disable=not self.progress,
-                   unit="unit", dynamic_ncols=True)
+        bar = tqdm(
+            total=len(units) + 1,
+            initial=self.journal.units_done,
+            disable=not self.progress,
+            unit="unit",
+            dynamic_ncols=True,
+        )
         try:
             for unit in todo:
                 bar.set_description(f"{unit.kind} {unit.conversation.id}")
-                self.on_phase(f"{unit.kind} (unit {unit.index}, conversation {unit.conversation.id})")
+                self.on_phase(
+                    f"{unit.kind} (unit {unit.index}, conversation {unit.conversation.id})"
+                )
                 if unit.writes:
                     self._snapshot(unit.index)
                 self._execute(unit)
@@ -182,15 +189,28 @@ class Experiment:
                 if event.op == "forget":
                     self._residue_check(event, "after")
 
-    def _write(self, stores: dict[str, Any], turns: Sequence[Turn], conv: Conversation,
-               step: int, world: str, certifier: Certifier | None = None) -> None:
+    def _write(
+        self,
+        stores: dict[str, Any],
+        turns: Sequence[Turn],
+        conv: Conversation,
+        step: int,
+        world: str,
+        certifier: Certifier | None = None,
+    ) -> None:
         started = time.perf_counter()
         native = self.native.write(stores["native"], turns, conv.date)
-        self.journal.append(StepRecord(
-            step=step, producer="native", world=world, turns=[t.id for t in turns],
-            operations=native.operations, failures=native.failures,
-            seconds=round(time.perf_counter() - started, 3),
-        ))
+        self.journal.append(
+            StepRecord(
+                step=step,
+                producer="native",
+                world=world,
+                turns=[t.id for t in turns],
+                operations=native.operations,
+                failures=native.failures,
+                seconds=round(time.perf_counter() - started, 3),
+            )
+        )
         started = time.perf_counter()
         certifier = certifier or self.certifier
         assert certifier is not None
@@ -201,10 +221,17 @@ class Experiment:
                 operations.append(record.__dict__)
         elapsed = time.perf_counter() - started
         self.governance_seconds += elapsed
-        self.journal.append(StepRecord(
-            step=step, producer="css", world=world, turns=[t.id for t in turns],
-            operations=operations, failures=[], seconds=round(elapsed, 3),
-        ))
+        self.journal.append(
+            StepRecord(
+                step=step,
+                producer="css",
+                world=world,
+                turns=[t.id for t in turns],
+                operations=operations,
+                failures=[],
+                seconds=round(elapsed, 3),
+            )
+        )
 
     def _checkpoint(self, turn_id: str, kind: str, conv: Conversation) -> None:
         reference = fact_list(self.checkpoints[(turn_id, kind)].state)
@@ -212,15 +239,23 @@ class Experiment:
             # Each condition reads its row store itself: the factorization check compares them.
             scan = self.stores[PRODUCER_OF[condition]].scan()
             observed = self.readback.state(scan.points, conv.date)
-            self.journal.append(CheckpointRecord(
-                turn=turn_id, checkpoint=kind, conversation=conv.id, date=conv.date.isoformat(),
-                condition=condition, observed=fact_list(observed), reference=reference,
-            ))
+            self.journal.append(
+                CheckpointRecord(
+                    turn=turn_id,
+                    checkpoint=kind,
+                    conversation=conv.id,
+                    date=conv.date.isoformat(),
+                    condition=condition,
+                    observed=fact_list(observed),
+                    reference=reference,
+                )
+            )
 
     # -- reads and answers --------------------------------------------------------------
 
-    def _read(self, store: Any, policy: str, question: str, tau: Interpretation,
-              day: dt.date) -> ReadDecision:
+    def _read(
+        self, store: Any, policy: str, question: str, tau: Interpretation, day: dt.date
+    ) -> ReadDecision:
         from place.memory.store import read_only_view
 
         started = time.perf_counter()
@@ -229,30 +264,46 @@ class Experiment:
             self.governance_seconds += time.perf_counter() - started
         return decision
 
-    def _exposed(self, decision: ReadDecision, tau: Interpretation, day: dt.date) -> list[ExposedRecord]:
+    def _exposed(
+        self, decision: ReadDecision, tau: Interpretation, day: dt.date
+    ) -> list[ExposedRecord]:
         out = []
         for item in decision.items:
             facts = [
                 ReadFactRecord(
-                    entity=f.entity, predicate=f.predicate, value=f.value, scope=f.scope,
+                    entity=f.entity,
+                    predicate=f.predicate,
+                    value=f.value,
+                    scope=f.scope,
                     status=f.status,
                     valid_from=f.valid_from.isoformat() if f.valid_from else None,
                     valid_until=f.valid_until.isoformat() if f.valid_until else None,
-                    certified=f.certified, eligible=is_eligible(f, tau),
+                    certified=f.certified,
+                    readable=readable,
+                    eligible=is_eligible(f, tau),
                 )
-                for f in self.readback.read_record(item, day)
+                for f, readable in self.readback.held_facts(item, day)
             ]
-            out.append(ExposedRecord(
-                id=str(item.id), text=item.text, score=round(float(item.score or 0.0), 6),
-                facts=facts, ineligible=self.readback.is_ineligible_exposure(item, tau, day),
-            ))
+            out.append(
+                ExposedRecord(
+                    id=str(item.id),
+                    text=item.text,
+                    score=round(float(item.score or 0.0), 6),
+                    facts=facts,
+                    ineligible=self.readback.is_ineligible_exposure(item, tau, day),
+                )
+            )
         return out
 
-    def _evaluated(self, store: Any, tau: Interpretation, day: dt.date) -> tuple[frozenset[Fact], frozenset[Fact]]:
+    def _evaluated(
+        self, store: Any, tau: Interpretation, day: dt.date
+    ) -> tuple[frozenset[Fact], frozenset[Fact]]:
         """(β state of the store, the eligible facts in it) at `day`."""
         records = [rf for p in store.scan().points for rf in self.readback.read_record(p, day)]
-        return (frozenset(r.fact for r in records),
-                frozenset(r.fact for r in records if is_eligible(r, tau)))
+        return (
+            frozenset(r.fact for r in records),
+            frozenset(r.fact for r in records if is_eligible(r, tau)),
+        )
 
     def _query(self, unit: Unit) -> None:
         conv, turn = unit.conversation, unit.turns[0]
@@ -275,7 +326,9 @@ class Experiment:
                 for row, conditions in ROWS.items():
                     state, evaluated = self._evaluated(stores[row], qref.tau, conv.date)
                     for condition in conditions:
-                        decision = self._read(stores[row], POLICY_OF[condition], turn.text, qref.tau, conv.date)
+                        decision = self._read(
+                            stores[row], POLICY_OF[condition], turn.text, qref.tau, conv.date
+                        )
                         exposed = self._exposed(decision, qref.tau, conv.date)
                         shown = [item.text for item in decision.items]
                         modes = []
@@ -287,17 +340,31 @@ class Experiment:
                             answer = self.answers.answer(turn.text, shown, dialogue)
                             if mode == "closed_loop":
                                 self.journal.state.setdefault("closed_loop", {}).setdefault(
-                                    condition, {})[query.id] = answer.raw
-                            self.journal.append(QueryRecord(
-                                query=query.id, turn=turn.id, conversation=conv.id,
-                                family=query.family, condition=condition,  # type: ignore[arg-type]
-                                world=world, mode=mode,  # type: ignore[arg-type]
-                                tau=tau_tuple(qref.tau), question=turn.text, exposed=exposed,
-                                admitted=decision.admitted, raw_answer=answer.raw,
-                                outcome=sorted(outcome(self.lexicon, answer.raw, query.predicate)),
-                                gold=gold, authorized=fact_list(support),
-                                evaluated=fact_list(evaluated), state_correct=state == state_ref,
-                            ))
+                                    condition, {}
+                                )[query.id] = answer.raw
+                            self.journal.append(
+                                QueryRecord(
+                                    query=query.id,
+                                    turn=turn.id,
+                                    conversation=conv.id,
+                                    family=query.family,
+                                    condition=condition,  # type: ignore[arg-type]
+                                    world=world,
+                                    mode=mode,  # type: ignore[arg-type]
+                                    tau=tau_tuple(qref.tau),
+                                    question=turn.text,
+                                    exposed=exposed,
+                                    admitted=decision.admitted,
+                                    raw_answer=answer.raw,
+                                    outcome=sorted(
+                                        outcome(self.lexicon, answer.raw, query.predicate)
+                                    ),
+                                    gold=gold,
+                                    authorized=fact_list(support),
+                                    evaluated=fact_list(evaluated),
+                                    state_correct=state == state_ref,
+                                )
+                            )
         finally:
             for clone in clones.values():
                 clone.drop()
@@ -332,20 +399,32 @@ class Experiment:
                 store.add_record(probe.conflict.text, {})  # plain text: no read policy can tell
             try:
                 for condition in conditions:
-                    decision = self._read(store, POLICY_OF[condition], probe.text, pref.tau, conv.date)
+                    decision = self._read(
+                        store, POLICY_OF[condition], probe.text, pref.tau, conv.date
+                    )
                     raw = None
                     if probe.conflict is not None:
                         raw = self.answers.answer(probe.text, [i.text for i in decision.items]).raw
-                    self.journal.append(ProbeRecord(
-                        probe=probe.id, after=probe.after, conversation=conv.id,
-                        family=probe.family, condition=condition,  # type: ignore[arg-type]
-                        tau=tau_tuple(pref.tau), question=probe.text,
-                        exposed=self._exposed(decision, pref.tau, conv.date),
-                        admitted=decision.admitted, raw_answer=raw,
-                        outcome=None if raw is None else sorted(outcome(self.lexicon, raw, probe.predicate)),
-                        gold=gold, authorized=fact_list(pref.support.facts),
-                        conflict_value=probe.conflict.value if probe.conflict else None,
-                    ))
+                    self.journal.append(
+                        ProbeRecord(
+                            probe=probe.id,
+                            after=probe.after,
+                            conversation=conv.id,
+                            family=probe.family,
+                            condition=condition,  # type: ignore[arg-type]
+                            tau=tau_tuple(pref.tau),
+                            question=probe.text,
+                            exposed=self._exposed(decision, pref.tau, conv.date),
+                            admitted=decision.admitted,
+                            raw_answer=raw,
+                            outcome=None
+                            if raw is None
+                            else sorted(outcome(self.lexicon, raw, probe.predicate)),
+                            gold=gold,
+                            authorized=fact_list(pref.support.facts),
+                            conflict_value=probe.conflict.value if probe.conflict else None,
+                        )
+                    )
             finally:
                 if copy is not None:
                     copy.drop()
@@ -371,7 +450,9 @@ class Experiment:
         for point in scan.points:
             meta = point.metadata
             if is_certified(meta):
-                if (meta["entity"], meta["predicate"], meta["scope"]) == tuple(event.slot) and meta["value"] in values:
+                if (meta["entity"], meta["predicate"], meta["scope"]) == tuple(event.slot) and meta[
+                    "value"
+                ] in values:
                     hits.append(point.text)
             elif self._names_value(point.text, event, values):
                 hits.append(point.text)
@@ -388,18 +469,24 @@ class Experiment:
         entities = self.lexicon.entities_in(text) or [self.traj.principal]
         return event.entity in entities
 
-    def _residue_check(self, event: Event, check: str, stores: dict[str, Any] | None = None) -> None:
+    def _residue_check(
+        self, event: Event, check: str, stores: dict[str, Any] | None = None
+    ) -> None:
         values = self._forgotten_values(event, at_end=check == "end")
         for producer, store in (stores or self.stores).items():
-            self.journal.append(ForgetRecord(
-                event=event.id, producer=producer, check=check,  # type: ignore[arg-type]
-                slot=tuple(event.slot), values=values,  # type: ignore[arg-type]
-                residue=self._residue(store, event, values) if values else [],
-            ))
+            self.journal.append(
+                ForgetRecord(
+                    event=event.id,
+                    producer=producer,
+                    check=check,  # type: ignore[arg-type]
+                    slot=tuple(event.slot),
+                    values=values,  # type: ignore[arg-type]
+                    residue=self._residue(store, event, values) if values else [],
+                )
+            )
 
     def _final_residue(self) -> None:
         for _conv, turn in self.traj.turns():
             for event in turn.events:
                 if event.op == "forget":
                     self._residue_check(event, "end")
-

@@ -79,14 +79,10 @@ class Journal:
         if not path.exists():
             return
         with path.open("rb+") as fh:
-            kept = 0
             offset = 0
-            for line in fh:
-                if kept == lines:
+            for kept, line in enumerate(fh):
+                if kept == lines or not line.endswith(b"\n"):
                     break
-                if not line.endswith(b"\n"):
-                    break
-                kept += 1
                 offset += len(line)
             fh.truncate(offset)
 

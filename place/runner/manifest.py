@@ -14,8 +14,17 @@ from place import __version__
 
 MANIFEST_SCHEMA = "place-manifest/1"
 PACKAGES = (
-    "mem0ai", "qdrant-client", "llama_cpp_python", "ollama", "sentence-transformers", "torch",
-    "hydra-core", "numpy", "scipy", "pandas", "pydantic",
+    "mem0ai",
+    "qdrant-client",
+    "llama_cpp_python",
+    "ollama",
+    "sentence-transformers",
+    "torch",
+    "hydra-core",
+    "numpy",
+    "scipy",
+    "pandas",
+    "pydantic",
 )
 
 
@@ -32,8 +41,9 @@ def package_versions() -> dict[str, str | None]:
 def git_state(repo: Path) -> dict[str, Any]:
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
-                                  timeout=10, check=True)
+            done = subprocess.run(
+                ["git", *args], cwd=repo, capture_output=True, text=True, timeout=10, check=True
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout.strip()
@@ -43,8 +53,9 @@ def git_state(repo: Path) -> dict[str, Any]:
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
 
 
-def base_manifest(config: dict[str, Any], header: dict[str, Any], seeds: dict[str, Any],
-                  repo: Path) -> dict[str, Any]:
+def base_manifest(
+    config: dict[str, Any], header: dict[str, Any], seeds: dict[str, Any], repo: Path
+) -> dict[str, Any]:
     return {
         "schema": MANIFEST_SCHEMA,
         "status": "running",

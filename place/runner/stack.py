@@ -27,21 +27,35 @@ def build_runtime(model: Any, run_dir: Path) -> LLMRuntime:
         from place.runtime.llamacpp import LlamaCppRuntime
 
         return LlamaCppRuntime(
-            model.gguf, n_ctx=int(model.n_ctx), max_tokens=int(model.max_tokens),
-            seed=int(model.seed), timeout=float(model.timeout_s), n_threads=model.n_threads,
-            log_dir=run_dir / "logs", retry=retry,
+            model.gguf,
+            n_ctx=int(model.n_ctx),
+            max_tokens=int(model.max_tokens),
+            seed=int(model.seed),
+            timeout=float(model.timeout_s),
+            n_threads=model.n_threads,
+            log_dir=run_dir / "logs",
+            retry=retry,
         )
     if model.runtime == "ollama":
         from place.runtime.ollama import OllamaRuntime
 
         if not model.ollama_model:
-            raise PlaceError(f"model {model.name}: runtime ollama needs ollama_model (e.g. qwen2.5:7b)")
+            raise PlaceError(
+                f"model {model.name}: runtime ollama needs ollama_model (e.g. qwen2.5:7b)"
+            )
         return OllamaRuntime(
-            model.ollama_model, model.ollama_embedder, model.base_url,
-            max_tokens=int(model.max_tokens), seed=int(model.seed), num_ctx=int(model.n_ctx),
-            timeout=float(model.timeout_s), retry=retry,
+            model.ollama_model,
+            model.ollama_embedder,
+            model.base_url,
+            max_tokens=int(model.max_tokens),
+            seed=int(model.seed),
+            num_ctx=int(model.n_ctx),
+            timeout=float(model.timeout_s),
+            retry=retry,
         )
-    raise PlaceError(f"model {model.name}: unknown runtime {model.runtime!r}; allowed: llamacpp, ollama")
+    raise PlaceError(
+        f"model {model.name}: unknown runtime {model.runtime!r}; allowed: llamacpp, ollama"
+    )
 
 
 @dataclass
@@ -91,10 +105,17 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
             install_cache(memory, cache, identity)
 
         url = cfg.backend.url if cfg.backend.kind == "qdrant-server" else None
-        stack = Stack(runtime, cache, CachedChatModel(runtime.chat, cache, identity), None,
-                      timer=timer)
-        backend = Backend(run_dir, runtime.mem0_llm_config(), runtime.mem0_embedder_config(),
-                          runtime.embedding_dims, qdrant_url=url, on_memory=on_memory)
+        stack = Stack(
+            runtime, cache, CachedChatModel(runtime.chat, cache, identity), None, timer=timer
+        )
+        backend = Backend(
+            run_dir,
+            runtime.mem0_llm_config(),
+            runtime.mem0_embedder_config(),
+            runtime.embedding_dims,
+            qdrant_url=url,
+            on_memory=on_memory,
+        )
         stack.backend = backend
         try:
             yield stack
