@@ -1,0 +1,126 @@
+"""CSS on the smoke trajectory over real Mem0, Qdrant local mode and the MiniLM embedder.
+
+The certifier never calls the LLM, so Mem0's LLM points at a closed port: a call would fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from place.eligibility import is_eligible
+from place.governance.certifier import Certifier, CertificationError, Provenance
+from place.lexicon import Lexicon
+from place.readback import Readback
+from place.reference.replay import replay
+from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
+from place.trajectory.loader import load_trajectory
+
+pytestmark = pytest.mark.integration
+
+SMOKE = Path(__file__).parents[1] / "trajectories" / "smoke.yaml"
+UNREACHABLE_LLM = {
+    "provider": "openai",
+    "config": {"model": "none", "openai_base_url": "http://127.0.0.1:9/v1", "api_key": "sk-none"},
+}
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory: pytest.TempPathFactory):
+    from place.memory.store import Backend
+
+    with Backend(tmp_path_factory.mktemp("css"), UNREACHABLE_LLM, minilm_mem0_embedder_config(),
+                 MINILM_DIMS) as b:
+        yield b
+
+
+def test_css_readback_equals_reference_at_every_checkpoint(backend) -> None:
+    traj = load_trajectory(SMOKE)
+    ref = replay(traj)
+    store = backend.open("css_smoke", traj.principal)
+    readback = Readback(Lexicon(traj.schema, traj.principal))
+    certifier = Certifier(store, traj.schema, readback)
+    expected = {(c.turn, c.kind): c.state for c in ref.checkpoints}
+    checked = 0
+    forgets = 0
+    for conv, turn in traj.turns():
+        if turn.query is not None:
+            phys = readback.state(store.scan().points, conv.date)
+            assert phys == expected[(turn.id, "pre-query")], turn.id
+            checked += 1
+        for event in turn.events:
+            certifier.apply(event, Provenance(turn.id, conv.id, conv.date))
+            if event.op == "forget":
+                forgets += 1
+                scan = store.scan()
+                slot_values = {
+                    e.value for _, t in traj.turns() for e in t.events
+                    if e.slot == event.slot and e.value
+                }
+                lexicon = readback.lexicon
+                for text in scan.texts():
+                    named = lexicon.entities_in(text) or [traj.principal]
+                    found = lexicon.values_in(text, event.predicate) & slot_values
+                    assert not (found and event.entity in named), (event.id, text)
+                assert not any(p.metadata.get("predicate") == event.predicate
+                               and p.metadata.get("entity") == event.entity
+                               and p.metadata.get("scope") == event.scope for p in scan.points)
+        if turn.events:
+            phys = readback.state(store.scan().points, conv.date)
+            assert phys == expected[(turn.id, "post-update")], turn.id
+            checked += 1
+    assert checked == len(ref.checkpoints)
+    assert forgets >= 1
+
+
+def test_reapplying_an_event_is_a_noop(backend) -> None:
+    traj = load_trajectory(SMOKE)
+    store = backend.open("css_idem", traj.principal)
+    certifier = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
+    conv, turn = next((c, t) for c, t in traj.turns() if t.events)
+    first = certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
+    before = store.scan()
+    again = certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
+    assert first.added and again.noop
+    assert store.scan().ids() == before.ids()
+
+
+def test_a_tampered_store_fails_verification(backend) -> None:
+    traj = load_trajectory(SMOKE)
+    store = backend.open("css_tamper", traj.principal)
+    certifier = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
+    turns = [(c, t) for c, t in traj.turns() if t.events]
+    conv, turn = turns[0]
+    certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
+    store.add_record("Sam's flight departs at 06:05", {})  # an uncertified write
+    conv, turn = turns[1]
+    with pytest.raises(CertificationError, match="without lifecycle metadata"):
+        certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
+
+
+def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
+    traj = load_trajectory(SMOKE)
+    store = backend.open("css_meta", traj.principal)
+    certifier = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
+    for conv, turn in traj.turns():
+        for event in turn.events:
+            certifier.apply(event, Provenance(turn.id, conv.id, conv.date))
+    points = store.scan().points
+    statuses = {p.metadata["status"] for p in points}
+    assert {"active", "superseded"} <= statuses
+    for p in points:
+        meta = p.metadata
+        # Open window ends are kept as ordinals only (the store drops null values).
+        for key in ("entity", "predicate", "value", "scope", "status", "valid_from_ord",
+                    "valid_until_ord", "version", "supersedes", "event_id", "source_turn",
+                    "conversation", "recorded_at", "trust"):
+            assert key in meta, key
+        assert meta["trust"] == "trusted-user-event"
+    ref = replay(traj)
+    last = ref.queries[-1]
+    eligible = {
+        rf.fact for p in points for rf in Readback(Lexicon(traj.schema, traj.principal))
+        .read_record(p, last.tau.as_of) if is_eligible(rf, last.tau)
+    }
+    assert eligible == last.support.facts
