@@ -1,0 +1,54 @@
+"""The committed recorded run replays, in replay-only cache mode, to identical metrics.
+
+This is the reproducibility check of the harness: any change to prompts, store contents,
+read policies or metrics that alters the recorded experiment shows up here as a cache miss
+or a metrics difference.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+ROOT = Path(__file__).parents[1]
+RECORDED = ROOT / "experiments" / "primary" / "smollm2-135m"
+
+
+@pytest.mark.skipif(not (RECORDED / "metrics.json").exists(), reason="no recorded run committed")
+def test_recorded_run_replays_to_identical_metrics(tmp_path: Path) -> None:
+    manifest = json.loads((RECORDED / "manifest.json").read_text())
+    cache = tmp_path / "llm_cache.sqlite"
+    shutil.copy(RECORDED / "llm_cache.sqlite", cache)
+    run_dir = tmp_path / "replay"
+    overrides = [
+        f"trajectory={manifest['config']['trajectory']['name']}",
+        f"experiment={manifest['config']['experiment']['name']}",
+        f"model={manifest['config']['model']['name']}",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "place.cli", "run", *overrides, f"hydra.run.dir={run_dir}",
+         "cache.mode=replay-only", f"cache.path={cache}", "progress=false"],
+        cwd=ROOT, capture_output=True, text=True, timeout=3000, check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    replayed = json.loads((run_dir / "metrics.json").read_text())
+    assert replayed == json.loads((RECORDED / "metrics.json").read_text())
+    assert json.loads((run_dir / "manifest.json").read_text())["cache"]["misses"] == 0
+
+
+@pytest.mark.skipif(not (RECORDED / "metrics.json").exists(), reason="no recorded run committed")
+def test_recorded_metrics_are_recomputable_from_its_records(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(RECORDED / "records", copy / "records")
+    shutil.copy(RECORDED / "manifest.json", copy / "manifest.json")
+    done = subprocess.run([sys.executable, "-m", "place.cli", "report", str(copy), "--no-plots"],
+                          cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (copy / "metrics.json").read_bytes() == (RECORDED / "metrics.json").read_bytes()
