@@ -43,23 +43,31 @@ _names = itertools.count()
 def backend(tmp_path_factory: pytest.TempPathFactory):
     from place.memory.store import Backend
 
-    with Backend(tmp_path_factory.mktemp("qasc"), UNREACHABLE_LLM, minilm_mem0_embedder_config(),
-                 MINILM_DIMS) as b:
+    with Backend(
+        tmp_path_factory.mktemp("qasc"), UNREACHABLE_LLM, minilm_mem0_embedder_config(), MINILM_DIMS
+    ) as b:
         yield b
 
 
 @st.composite
 def certified(draw) -> tuple[str, dict]:
     predicate = draw(st.sampled_from(PREDICATES))
-    start, end = sorted(draw(st.lists(st.sampled_from(DATES), min_size=2, max_size=2)),
-                        key=lambda d: (d is not None, d or dt.date.min))
+    start, end = sorted(
+        draw(st.lists(st.sampled_from(DATES), min_size=2, max_size=2)),
+        key=lambda d: (d is not None, d or dt.date.min),
+    )
     if start is not None and end is not None and start >= end:
         end = None
     record = FactRecord(
-        entity=draw(st.sampled_from(ENTITIES)), predicate=predicate,
-        value=draw(st.sampled_from(VALUES[predicate])), scope=draw(st.sampled_from(SCOPES)),
-        status=draw(st.sampled_from(STATUSES)), valid_from=start, valid_until=end,
-        event_id=f"e{next(_names)}", version=1,
+        entity=draw(st.sampled_from(ENTITIES)),
+        predicate=predicate,
+        value=draw(st.sampled_from(VALUES[predicate])),
+        scope=draw(st.sampled_from(SCOPES)),
+        status=draw(st.sampled_from(STATUSES)),
+        valid_from=start,
+        valid_until=end,
+        event_id=f"e{next(_names)}",
+        version=1,
     )
     return render(SCHEMA, record), metadata_for(record, Provenance("t", "c1", DAY))
 
@@ -85,7 +93,9 @@ taus = st.builds(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(records=st.lists(st.one_of(certified(), plain()), min_size=0, max_size=10), tau=taus)
 def test_qasc_returns_only_and_all_eligible_records(backend, records, tau) -> None:
     from place.memory.store import read_only_view
@@ -116,8 +126,9 @@ def test_native_read_is_plain_top_k(backend) -> None:
     try:
         for value in ("Avenida", "Lumen", "Marriott"):
             store.add_record(f"hotel: {value}", {})
-        decision = NativeRead(2).read(store, "Which hotel?", Interpretation(
-            "alex", "hotel", "global", DAY), DAY)
+        decision = NativeRead(2).read(
+            store, "Which hotel?", Interpretation("alex", "hotel", "global", DAY), DAY
+        )
         assert len(decision.items) == 2 and decision.admitted is None
     finally:
         store.drop()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from place.eligibility import is_eligible
-from place.governance.certifier import Certifier, CertificationError, Provenance
+from place.governance.certifier import CertificationError, Certifier, Provenance
 from place.lexicon import Lexicon
 from place.readback import Readback
 from place.reference.replay import replay
@@ -30,8 +30,9 @@ UNREACHABLE_LLM = {
 def backend(tmp_path_factory: pytest.TempPathFactory):
     from place.memory.store import Backend
 
-    with Backend(tmp_path_factory.mktemp("css"), UNREACHABLE_LLM, minilm_mem0_embedder_config(),
-                 MINILM_DIMS) as b:
+    with Backend(
+        tmp_path_factory.mktemp("css"), UNREACHABLE_LLM, minilm_mem0_embedder_config(), MINILM_DIMS
+    ) as b:
         yield b
 
 
@@ -55,7 +56,9 @@ def test_css_readback_equals_reference_at_every_checkpoint(backend) -> None:
                 forgets += 1
                 scan = store.scan()
                 slot_values = {
-                    e.value for _, t in traj.turns() for e in t.events
+                    e.value
+                    for _, t in traj.turns()
+                    for e in t.events
                     if e.slot == event.slot and e.value
                 }
                 lexicon = readback.lexicon
@@ -63,9 +66,12 @@ def test_css_readback_equals_reference_at_every_checkpoint(backend) -> None:
                     named = lexicon.entities_in(text) or [traj.principal]
                     found = lexicon.values_in(text, event.predicate) & slot_values
                     assert not (found and event.entity in named), (event.id, text)
-                assert not any(p.metadata.get("predicate") == event.predicate
-                               and p.metadata.get("entity") == event.entity
-                               and p.metadata.get("scope") == event.scope for p in scan.points)
+                assert not any(
+                    p.metadata.get("predicate") == event.predicate
+                    and p.metadata.get("entity") == event.entity
+                    and p.metadata.get("scope") == event.scope
+                    for p in scan.points
+                )
         if turn.events:
             phys = readback.state(store.scan().points, conv.date)
             assert phys == expected[(turn.id, "post-update")], turn.id
@@ -112,15 +118,30 @@ def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
     for p in points:
         meta = p.metadata
         # Open window ends are kept as ordinals only (the store drops null values).
-        for key in ("entity", "predicate", "value", "scope", "status", "valid_from_ord",
-                    "valid_until_ord", "version", "supersedes", "event_id", "source_turn",
-                    "conversation", "recorded_at", "trust"):
+        for key in (
+            "entity",
+            "predicate",
+            "value",
+            "scope",
+            "status",
+            "valid_from_ord",
+            "valid_until_ord",
+            "version",
+            "supersedes",
+            "event_id",
+            "source_turn",
+            "conversation",
+            "recorded_at",
+            "trust",
+        ):
             assert key in meta, key
         assert meta["trust"] == "trusted-user-event"
     ref = replay(traj)
     last = ref.queries[-1]
     eligible = {
-        rf.fact for p in points for rf in Readback(Lexicon(traj.schema, traj.principal))
-        .read_record(p, last.tau.as_of) if is_eligible(rf, last.tau)
+        rf.fact
+        for p in points
+        for rf in Readback(Lexicon(traj.schema, traj.principal)).read_record(p, last.tau.as_of)
+        if is_eligible(rf, last.tau)
     }
     assert eligible == last.support.facts

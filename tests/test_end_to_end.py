@@ -23,7 +23,10 @@ PLACE = [sys.executable, "-m", "place.cli"]
 def place_run(run_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [*PLACE, "run", "trajectory=smoke", f"hydra.run.dir={run_dir}", "progress=false", *extra],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -79,8 +82,13 @@ def test_report_recomputes_metrics_from_records_alone(cold_run: Path, tmp_path: 
     copy = tmp_path / "copy"
     shutil.copytree(cold_run / "records", copy / "records")
     shutil.copy(cold_run / "manifest.json", copy / "manifest.json")
-    done = subprocess.run([*PLACE, "report", str(copy), "--no-plots"], cwd=ROOT,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [*PLACE, "report", str(copy), "--no-plots"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert (copy / "metrics.json").read_bytes() == (cold_run / "metrics.json").read_bytes()
 

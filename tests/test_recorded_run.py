@@ -33,9 +33,22 @@ def test_recorded_run_replays_to_identical_metrics(tmp_path: Path) -> None:
         f"model={manifest['config']['model']['name']}",
     ]
     done = subprocess.run(
-        [sys.executable, "-m", "place.cli", "run", *overrides, f"hydra.run.dir={run_dir}",
-         "cache.mode=replay-only", f"cache.path={cache}", "progress=false"],
-        cwd=ROOT, capture_output=True, text=True, timeout=3000, check=False,
+        [
+            sys.executable,
+            "-m",
+            "place.cli",
+            "run",
+            *overrides,
+            f"hydra.run.dir={run_dir}",
+            "cache.mode=replay-only",
+            f"cache.path={cache}",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        check=False,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     replayed = json.loads((run_dir / "metrics.json").read_text())
@@ -48,7 +61,12 @@ def test_recorded_metrics_are_recomputable_from_its_records(tmp_path: Path) -> N
     copy = tmp_path / "copy"
     shutil.copytree(RECORDED / "records", copy / "records")
     shutil.copy(RECORDED / "manifest.json", copy / "manifest.json")
-    done = subprocess.run([sys.executable, "-m", "place.cli", "report", str(copy), "--no-plots"],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "place.cli", "report", str(copy), "--no-plots"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert (copy / "metrics.json").read_bytes() == (RECORDED / "metrics.json").read_bytes()
