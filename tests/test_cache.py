@@ -13,8 +13,9 @@ from mem0.configs.llms.base import BaseLlmConfig
 from mem0.llms.base import LLMBase
 
 from place.runtime import CachedChatModel, CacheMiss, LLMCallCache, RetryPolicy, RuntimeUnavailable
-from place.runtime.base import ChatModel, PhaseTimer
+from place.runtime.base import ChatModel
 from place.runtime.mem0_llm import CachingMem0LLM, install_cache
+from place.timing import PhaseTimer
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
 

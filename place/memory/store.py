@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from place.memory.config import (
     release_qdrant_client,
 )
 from place.memory.scan import StoreScan, point_record, scan_history, scan_points
+from place.timing import PhaseTimer
 
 _log = logging.getLogger(__name__)
 
@@ -41,41 +41,6 @@ _SCROLL_PAGE = 256
 
 
 # --------------------------------------------------------------------------- timing
-
-
-class PhaseTimer:
-    """Seconds and call counts per phase ("embedding", "store", "llm"), thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.seconds: dict[str, float] = {"embedding": 0.0, "store": 0.0, "llm": 0.0}
-        self.calls: dict[str, int] = {"embedding": 0, "store": 0, "llm": 0}
-
-    @contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        """Time the body under ``name``."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            elapsed = time.perf_counter() - start
-            with self._lock:
-                self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
-                self.calls[name] = self.calls.get(name, 0) + 1
-
-    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """``fn`` timed under ``name``."""
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            with self.phase(name):
-                return fn(*args, **kwargs)
-
-        return timed
-
-    def snapshot(self) -> dict[str, float]:
-        """A copy of the seconds per phase."""
-        with self._lock:
-            return dict(self.seconds)
 
 
 class _TimedProxy:
@@ -560,7 +525,7 @@ class Backend:
     @property
     def timings(self) -> dict[str, float]:
         """Seconds spent per phase so far ("embedding", "store", "llm")."""
-        return self.timer.snapshot()
+        return {"embedding": 0.0, "store": 0.0, "llm": 0.0, **self.timer.totals()}
 
     @property
     def qdrant_client(self) -> Any:

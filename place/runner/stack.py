@@ -12,11 +12,11 @@ from place.errors import PlaceError
 from place.runtime.base import (
     LLMRuntime,
     ModelIdentity,
-    PhaseTimer,
     RetryPolicy,
     RuntimeUnavailable,
 )
 from place.runtime.cache import CachedChatModel, LLMCallCache
+from place.timing import PhaseTimer
 
 CACHE_MODES = ("read-write", "replay-only")
 

@@ -14,7 +14,6 @@ from place.runtime.base import (
     LLMRuntime,
     ModelIdentity,
     ModelMissing,
-    PhaseTimer,
     RetryPolicy,
     RuntimeRequestError,
     RuntimeUnavailable,
@@ -22,6 +21,7 @@ from place.runtime.base import (
 from place.runtime.cache import CachedChatModel, CacheMiss, LLMCallCache
 from place.runtime.llamacpp import LlamaCppRuntime, default_gguf_path
 from place.runtime.ollama import OllamaRuntime
+from place.timing import PhaseTimer
 
 __all__ = [
     "CacheMiss",

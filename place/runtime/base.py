@@ -9,7 +9,6 @@ these answers" is captured in `ModelIdentity`; everything about "how long did we
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -17,7 +16,7 @@ import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -212,51 +211,6 @@ def check_response(response: httpx.Response, endpoint: str) -> Any:
         raise RuntimeRequestError(
             f"{endpoint} answered with a non-JSON body: {response.text[:500]}"
         ) from exc
-
-
-class PhaseTimer:
-    """Thread-safe accumulator of seconds and counts per phase label.
-
-    The cache records "llm" (time spent in real model calls) and "cache" (time serving hits);
-    the runner reads `snapshot()` for its timing report.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seconds: dict[str, float] = {}
-        self._counts: dict[str, int] = {}
-
-    def add(self, label: str, seconds: float) -> None:
-        """Add one observation of `seconds` to `label`."""
-        with self._lock:
-            self._seconds[label] = self._seconds.get(label, 0.0) + seconds
-            self._counts[label] = self._counts.get(label, 0) + 1
-
-    @contextlib.contextmanager
-    def measure(self, label: str) -> Iterator[None]:
-        """Time the `with` body into `label` (also when it raises)."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.add(label, time.perf_counter() - start)
-
-    def seconds(self, label: str) -> float:
-        """Total seconds recorded under `label`."""
-        with self._lock:
-            return self._seconds.get(label, 0.0)
-
-    def count(self, label: str) -> int:
-        """Number of observations recorded under `label`."""
-        with self._lock:
-            return self._counts.get(label, 0)
-
-    def snapshot(self) -> dict[str, dict[str, float]]:
-        """{label: {"seconds": s, "count": n}} at this moment."""
-        with self._lock:
-            return {
-                k: {"seconds": self._seconds[k], "count": self._counts[k]} for k in self._seconds
-            }
 
 
 class LLMRuntime(ABC):

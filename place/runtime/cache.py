@@ -19,7 +19,8 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from place.errors import PlaceError
-from place.runtime.base import ChatModel, Message, PhaseTimer
+from place.runtime.base import ChatModel, Message
+from place.timing import PhaseTimer
 
 CacheMode = Literal["read-write", "replay-only"]
 _SELECT = "SELECT response FROM llm_calls WHERE key = ?"
