@@ -35,6 +35,7 @@ def precheck(argv: Sequence[str]) -> Any:
     from place.trajectory.loader import load_trajectory
 
     register_configs()
+    check_targets(argv)
     overrides = [a for a in argv if not _is_hydra_flag(a)]
     sweeping = "-m" in argv or "--multirun" in argv
     if sweeping:  # check the first value of each sweep; every job re-checks its own
@@ -47,6 +48,25 @@ def precheck(argv: Sequence[str]) -> Any:
         raise PlaceError(f"bad configuration: {exc}") from None
     load_trajectory(resolve_path(cfg.trajectory.path))
     return cfg
+
+
+ALLOWED_TARGET_PREFIXES = ("hydra_plugins.",)
+"""The only `_target_`s a run may name: Hydra's launcher plugins. `place` itself never calls
+`hydra.utils.instantiate`, so an override cannot make a run construct arbitrary objects."""
+
+
+def check_targets(argv: Sequence[str]) -> None:
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if (
+            sep
+            and key.rsplit(".", 1)[-1].lstrip("+~") == "_target_"
+            and not value.startswith(ALLOWED_TARGET_PREFIXES)
+        ):
+            raise PlaceError(
+                f"override {arg!r} names a _target_ outside Hydra's launcher plugins; "
+                f"allowed prefixes: {', '.join(ALLOWED_TARGET_PREFIXES)}"
+            )
 
 
 def _first_choice(override: str) -> str:

@@ -1,0 +1,57 @@
+"""`place run` refuses bad configuration and bad input before anything is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from place.cli import main
+
+ROOT = Path(__file__).parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.parametrize(
+    ("override", "phrase"),
+    [
+        ("experiment.kk=3", "kk"),  # misspelled key
+        ("experiment.k=three", "experiment.k"),  # wrong type
+        ("model=qwen9", "qwen9"),  # no such group option
+        ("cache.modes=replay-only", "modes"),
+        ("hydra.launcher._target_=os.system", "_target_"),
+        ("+answer._target_=subprocess.run", "_target_"),
+    ],
+)
+def test_bad_overrides_exit_2_and_write_nothing(override, phrase, tmp_path, capsys) -> None:
+    run_dir = tmp_path / "run"
+    code = main(["run", override, f"hydra.run.dir={run_dir}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert phrase in err
+    assert "Traceback" not in err
+    assert not run_dir.exists()
+
+
+def test_invalid_trajectory_exits_2_naming_the_file(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("format: place-trajectory/1\nid: x\n", encoding="utf-8")
+    run_dir = tmp_path / "run"
+    code = main(["run", f"trajectory.path={bad}", f"hydra.run.dir={run_dir}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert str(bad) in err and "principal" in err
+    assert not run_dir.exists()
+
+
+def test_configs_compose_for_every_model_and_experiment() -> None:
+    from place.runner.app import precheck
+
+    for model in ("smollm2-135m", "qwen2.5-3b", "qwen2.5-7b"):
+        for experiment in ("all", "primary", "utility", "closed_loop"):
+            cfg = precheck([f"model={model}", f"experiment={experiment}", "trajectory=smoke"])
+            assert cfg.model.name == model and cfg.experiment.name == experiment
