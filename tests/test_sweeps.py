@@ -253,7 +253,7 @@ def test_embedded_k_sweep_with_joblib(tmp_path: Path) -> None:
     """Two embedded SmolLM2 jobs (k=3, k=5) in parallel, each with its own llama.cpp server."""
     sweep_dir = tmp_path / "sweep"
     _multirun(
-        ["trajectory=smoke", "experiment=primary", "experiment.k=3,5"], sweep_dir, timeout=1800
+        ["trajectory=smoke", "experiment=primary", "experiment.k=3,5"], sweep_dir, timeout=3600
     )
     names = ["0_smollm2-135m", "1_smollm2-135m"]
     manifests = _check_jobs(sweep_dir, names)
