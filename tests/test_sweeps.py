@@ -253,7 +253,10 @@ def test_embedded_k_sweep_with_joblib(tmp_path: Path) -> None:
     """Two embedded SmolLM2 jobs (k=3, k=5) in parallel, each with its own llama.cpp server."""
     sweep_dir = tmp_path / "sweep"
     _multirun(
-        ["trajectory=smoke", "experiment=primary", "experiment.k=3,5"], sweep_dir, timeout=3600
+        # One llama.cpp thread per job: two jobs share two cores without oversubscription.
+        ["trajectory=smoke", "experiment=primary", "experiment.k=3,5", "model.n_threads=1"],
+        sweep_dir,
+        timeout=3600,
     )
     names = ["0_smollm2-135m", "1_smollm2-135m"]
     manifests = _check_jobs(sweep_dir, names)

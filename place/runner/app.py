@@ -13,11 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hydra.errors import CompactHydraException
+
 from place.errors import PlaceError
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 CONFIG_NAME = "config"
 EXIT_USAGE = 2
+
+
+class SweepJobFailed(CompactHydraException):
+    """A multirun job failed; raised so Hydra reports it from any launcher's worker process."""
 
 
 def _is_hydra_flag(arg: str) -> bool:
@@ -104,6 +110,8 @@ def run_main(argv: Sequence[str]) -> int:
         except PlaceError as exc:
             print(f"place run: error: {exc}", file=sys.stderr)
             outcome["code"] = EXIT_USAGE
+            if HydraConfig.get().mode.name == "MULTIRUN":  # the job may run in another process
+                raise SweepJobFailed(f"place run: error: sweep job {run_dir} failed") from None
 
     saved = sys.argv
     sys.argv = ["place run", *argv]
