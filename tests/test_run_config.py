@@ -55,3 +55,41 @@ def test_configs_compose_for_every_model_and_experiment() -> None:
         for experiment in ("all", "primary", "utility", "closed_loop"):
             cfg = precheck([f"model={model}", f"experiment={experiment}", "trajectory=smoke"])
             assert cfg.model.name == model and cfg.experiment.name == experiment
+
+
+def test_ollama_model_not_pulled_fails_before_anything_is_written(tmp_path, capsys) -> None:
+    from fakes.ollama_server import FakeOllamaServer
+
+    run_dir = tmp_path / "run"
+    with FakeOllamaServer(models={"nomic-embed-text:latest": "sha256-fake"}) as server:
+        code = main(
+            [
+                "run",
+                "model=qwen2.5-7b",
+                f"model.base_url={server.url}",
+                "trajectory=smoke",
+                f"hydra.run.dir={run_dir}",
+            ]
+        )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "ollama pull qwen2.5:7b" in err
+    assert not run_dir.exists()
+
+
+def test_ollama_unreachable_fails_before_anything_is_written(tmp_path, capsys) -> None:
+    run_dir = tmp_path / "run"
+    code = main(
+        [
+            "run",
+            "model=qwen2.5-3b",
+            "model.base_url=http://127.0.0.1:9",
+            "model.retries=1",
+            "trajectory=smoke",
+            f"hydra.run.dir={run_dir}",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "http://127.0.0.1:9" in err and "unreachable" in err
+    assert not run_dir.exists()

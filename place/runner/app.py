@@ -53,6 +53,11 @@ def precheck(argv: Sequence[str]) -> Any:
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         raise PlaceError(f"bad configuration: {exc}") from None
     load_trajectory(resolve_path(cfg.trajectory.path))
+    if cfg.model.runtime == "ollama" and not sweeping:
+        # Server and models are checked before Hydra creates the run directory.
+        from place.runner.stack import build_runtime
+
+        build_runtime(cfg.model, Path(os.devnull)).preflight()  # type: ignore[attr-defined]
     return cfg
 
 
