@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from place.trajectory.model import (
     Conversation,
@@ -99,3 +102,29 @@ def trajectory(
 ) -> Trajectory:
     convs = tuple(Conversation(cid, d(date), tuple(turns)) for cid, date, turns in conversations)
     return Trajectory(id="t", principal="alex", schema=schema(), conversations=convs, probes=probes)
+
+
+LEXICON_SCHEMA_FILE = Path(__file__).parent / "data" / "lexicon_schema.yaml"
+
+
+def schema_from_yaml(path: Path = LEXICON_SCHEMA_FILE) -> tuple[Schema, str]:
+    """Just enough of a loader for a test schema (the real loader is tested elsewhere)."""
+    doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = doc["schema"]
+    entities = {
+        eid: Entity(eid, e["name"], tuple(e.get("aliases", ())))
+        for eid, e in raw["entities"].items()
+    }
+    scopes = {sid: Scope(sid, tuple(s.get("aliases", ()))) for sid, s in raw["scopes"].items()}
+    predicates = {
+        pid: Predicate(
+            id=pid,
+            type=p["type"],
+            cardinality=p["cardinality"],
+            keywords=tuple(p["keywords"]),
+            values={str(v): tuple(a) for v, a in p["values"].items()},
+            default_scope=p.get("default_scope"),
+        )
+        for pid, p in raw["predicates"].items()
+    }
+    return Schema(entities, scopes, predicates), doc["principal"]

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from builders import schema_from_yaml
 
 from place.lexicon import (
     ABSTAIN,
@@ -21,35 +19,9 @@ from place.lexicon import (
     outcome,
     value_pattern,
 )
-from place.trajectory.model import Entity, Fact, Predicate, Schema, Scope
+from place.trajectory.model import Fact
 
-SCHEMA_FILE = Path(__file__).parent / "data" / "lexicon_schema.yaml"
-
-
-def schema_from_yaml(path: Path) -> tuple[Schema, str]:
-    """Just enough of a loader for the test schema (the real loader is tested elsewhere)."""
-    doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
-    raw = doc["schema"]
-    entities = {
-        eid: Entity(eid, e["name"], tuple(e.get("aliases", ())))
-        for eid, e in raw["entities"].items()
-    }
-    scopes = {sid: Scope(sid, tuple(s.get("aliases", ()))) for sid, s in raw["scopes"].items()}
-    predicates = {
-        pid: Predicate(
-            id=pid,
-            type=p["type"],
-            cardinality=p["cardinality"],
-            keywords=tuple(p["keywords"]),
-            values={str(v): tuple(a) for v, a in p["values"].items()},
-            default_scope=p.get("default_scope"),
-        )
-        for pid, p in raw["predicates"].items()
-    }
-    return Schema(entities, scopes, predicates), doc["principal"]
-
-
-SCHEMA, PRINCIPAL = schema_from_yaml(SCHEMA_FILE)
+SCHEMA, PRINCIPAL = schema_from_yaml()
 LEX = Lexicon(SCHEMA, PRINCIPAL)
 
 TRIP = "trip-lisbon"

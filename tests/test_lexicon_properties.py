@@ -10,42 +10,15 @@ canonical value, substrings that every written form of that value must contain.
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any
 
-import yaml
+from builders import schema_from_yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from place.lexicon import Lexicon
-from place.trajectory.model import GLOBAL_SCOPE, Entity, Predicate, Schema, Scope
+from place.trajectory.model import GLOBAL_SCOPE
 
-SCHEMA_FILE = Path(__file__).parent / "data" / "lexicon_schema.yaml"
-
-
-def schema_from_yaml(path: Path) -> tuple[Schema, str]:
-    doc: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
-    raw = doc["schema"]
-    entities = {
-        eid: Entity(eid, e["name"], tuple(e.get("aliases", ())))
-        for eid, e in raw["entities"].items()
-    }
-    scopes = {sid: Scope(sid, tuple(s.get("aliases", ()))) for sid, s in raw["scopes"].items()}
-    predicates = {
-        pid: Predicate(
-            id=pid,
-            type=p["type"],
-            cardinality=p["cardinality"],
-            keywords=tuple(p["keywords"]),
-            values={str(v): tuple(a) for v, a in p["values"].items()},
-            default_scope=p.get("default_scope"),
-        )
-        for pid, p in raw["predicates"].items()
-    }
-    return Schema(entities, scopes, predicates), doc["principal"]
-
-
-SCHEMA, PRINCIPAL = schema_from_yaml(SCHEMA_FILE)
+SCHEMA, PRINCIPAL = schema_from_yaml()
 LEX = Lexicon(SCHEMA, PRINCIPAL)
 
 # Per canonical value: groups of substrings; every group must have a member in the
