@@ -129,6 +129,8 @@ def run_main(argv: Sequence[str]) -> int:
 
 def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
     """Run (or resume) one job into `run_dir`; returns the metrics document."""
+    import json
+
     from omegaconf import OmegaConf
 
     from place.agent.answer import AnswerModel, AnswerPrompt
@@ -168,8 +170,11 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
         }
         manifest = base_manifest(config, header, seeds, Path(__file__).resolve().parents[2])
         manifest["model_identity"] = stack.identity.model_dump()
-        import json
-
+        previous = run_dir / "manifest.json"
+        if previous.exists():  # a resumed run keeps when it began, and says when it resumed
+            before = json.loads(previous.read_text(encoding="utf-8"))
+            manifest["resumed"] = [*before.get("resumed", []), manifest["created"]]
+            manifest["created"] = before.get("created", manifest["created"])
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
         answer = AnswerModel(
             stack.chat,
