@@ -53,7 +53,8 @@ def test_configs_compose_for_every_model_and_experiment() -> None:
 
     for model in ("smollm2-135m", "qwen2.5-3b", "qwen2.5-7b"):
         for experiment in ("all", "primary", "utility", "closed_loop"):
-            cfg = precheck([f"model={model}", f"experiment={experiment}", "trajectory=smoke"])
+            argv = [f"model={model}", f"experiment={experiment}", "trajectory=smoke"]
+            cfg = precheck(argv, preflight=False)
             assert cfg.model.name == model and cfg.experiment.name == experiment
 
 

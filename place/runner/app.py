@@ -30,8 +30,9 @@ def _is_hydra_flag(arg: str) -> bool:
     return arg.startswith("-") or arg.startswith("hydra.") or arg.startswith("hydra/")
 
 
-def precheck(argv: Sequence[str]) -> Any:
-    """Compose the config (without sweeps) and load the trajectory; raise PlaceError if bad."""
+def precheck(argv: Sequence[str], preflight: bool = True) -> Any:
+    """Compose the config (without sweeps), load the trajectory and, for Ollama models, check
+    the server; raise PlaceError if anything is wrong."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf import OmegaConf
@@ -53,7 +54,7 @@ def precheck(argv: Sequence[str]) -> Any:
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         raise PlaceError(f"bad configuration: {exc}") from None
     load_trajectory(resolve_path(cfg.trajectory.path))
-    if cfg.model.runtime == "ollama" and not sweeping:
+    if preflight and cfg.model.runtime == "ollama" and not sweeping:
         # Server and models are checked before Hydra creates the run directory.
         from place.runner.stack import build_runtime
 
