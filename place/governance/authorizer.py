@@ -89,6 +89,9 @@ def plain_conditions() -> list[models.Condition]:
     return [models.IsEmptyCondition(is_empty=models.PayloadField(key=LIFECYCLE_MARKER))]
 
 
+ADMIT_BOUND = 1_000_000
+
+
 class QASCRead:
     """Q_t = {m in R_t | E(m, q_t, τ_t) = 1}, then truncation to k by similarity."""
 

@@ -118,6 +118,7 @@ class MemoryStore:
         self._principal = principal
         self._memory = memory
         self._closed = False
+        self._last_query: tuple[str, Any] | None = None
         #: mem0 log messages (WARNING and above) of the last :meth:`add_dialogue` call.
         self.last_add_errors: tuple[str, ...] = ()
         #: Raw LLM outputs of the last :meth:`add_dialogue` call (fact extraction first,
@@ -312,7 +313,7 @@ class MemoryStore:
             should=list(should) or None,
             must_not=list(must_not) or None,
         )
-        vector = self._memory.embedding_model.embed(query, "search")
+        vector = self._query_vector(query)
         hits = self._client.query_points(
             collection_name=self._name,
             query=vector,
@@ -329,6 +330,13 @@ class MemoryStore:
             )
             for h in hits
         ]
+
+    def _query_vector(self, query: str) -> Any:
+        # A read policy searches the same question several times (QASC: certified, then
+        # plain records); embed it once.
+        if self._last_query is None or self._last_query[0] != query:
+            self._last_query = (query, self._memory.embedding_model.embed(query, "search"))
+        return self._last_query[1]
 
     def count(self) -> int:
         """Number of points of the principal."""
