@@ -609,6 +609,12 @@ class Backend:
     def _build_embedder(self) -> Any:
         from mem0.utils.factory import EmbedderFactory
 
+        if self.embedder_config.get("provider") == "huggingface":
+            import torch
+
+            # MiniLM is tiny: one thread embeds a query in ~15 ms, while torch's default
+            # (all cores) contends with the llama.cpp server for them and measured ~30x slower.
+            torch.set_num_threads(1)
         config = {**self.embedder_config.get("config", {}), "embedding_dims": self.embedding_dims}
         return EmbedderFactory.create(self.embedder_config["provider"], config, None)
 
