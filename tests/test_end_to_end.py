@@ -4,48 +4,24 @@ Mem0 on Qdrant local mode, MiniLM), then a killed-and-resumed run of the same jo
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from smoke_runs import (
+    PLACE,
+    ROOT,
+    assert_same_results,
+    finish,
+    kill_group,
+    kill_when,
+    metrics,
+    place_run,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
-
-ROOT = Path(__file__).parents[1]
-PLACE = [sys.executable, "-m", "place.cli"]
-
-
-def place_run(run_dir: Path, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [*PLACE, "run", "trajectory=smoke", f"hydra.run.dir={run_dir}", "progress=false", *extra],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def finish(proc: subprocess.Popen[bytes], timeout: float = 1800) -> str:
-    out, _ = proc.communicate(timeout=timeout)
-    text = out.decode(errors="replace")
-    assert proc.returncode == 0, text[-3000:]
-    return text
-
-
-@pytest.fixture(scope="module")
-def cold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run_dir = tmp_path_factory.mktemp("e2e") / "cold"
-    finish(place_run(run_dir))
-    return run_dir
-
-
-def metrics(run_dir: Path) -> dict:
-    return json.loads((run_dir / "metrics.json").read_text())
 
 
 def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
@@ -93,35 +69,15 @@ def test_report_recomputes_metrics_from_records_alone(cold_run: Path, tmp_path: 
     assert (copy / "metrics.json").read_bytes() == (cold_run / "metrics.json").read_bytes()
 
 
-def _kill_when(proc: subprocess.Popen[bytes], progress: Path, units: int) -> None:
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if progress.exists():
-            try:
-                if json.loads(progress.read_text())["units_done"] >= units:
-                    break
-            except (json.JSONDecodeError, KeyError):
-                pass  # replaced atomically, but read while being created: look again
-        if proc.poll() is not None:
-            pytest.fail("run ended before it could be interrupted")
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 def test_killed_then_resumed_run_is_byte_identical(cold_run: Path, tmp_path: Path) -> None:
     run_dir = tmp_path / "resumed"
     run_dir.mkdir()
     # The cold run's cache pins the model's answers, so any difference is the harness's.
     shutil.copy(cold_run / "llm_cache.sqlite", run_dir / "llm_cache.sqlite")
     for units in (3, 11, 19):
-        _kill_when(place_run(run_dir), run_dir / "progress.json", units)
+        kill_when(place_run(run_dir), run_dir, units)
     finish(place_run(run_dir))
-    for name in ["metrics.json", *[f"tables/{p.name}" for p in (cold_run / "tables").iterdir()]]:
-        assert (run_dir / name).read_bytes() == (cold_run / name).read_bytes(), name
-    for records in (cold_run / "records").iterdir():
-        resumed = (run_dir / "records" / records.name).read_text().splitlines()
-        assert len(resumed) == len(records.read_text().splitlines()), records.name
+    assert_same_results(run_dir, cold_run)
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["cache"]["misses"] == 0  # nothing was asked twice of the model
 
@@ -132,19 +88,10 @@ def test_a_second_run_on_a_locked_directory_is_refused(cold_run: Path, tmp_path:
     shutil.copy(cold_run / "llm_cache.sqlite", run_dir / "llm_cache.sqlite")
     first = place_run(run_dir)
     try:
-        _wait_for(run_dir / "progress.json")
+        wait_for(run_dir / "progress.json")
         second = place_run(run_dir)
         out = second.communicate(timeout=600)[0].decode()
         assert second.returncode == 2
         assert "in use by another place run" in out
     finally:
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait()
-
-
-def _wait_for(path: Path, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{path} never appeared")
-        time.sleep(0.05)
+        kill_group(first)

@@ -13,6 +13,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from place import faults
 from place.readback import LIFECYCLE_MARKER, LIFECYCLE_VERSION, Readback, is_certified
 from place.reference.lifecycle import FactRecord, LifecycleState, Transition
 from place.trajectory.model import GLOBAL_SCOPE, Event, Schema
@@ -188,6 +189,7 @@ class Certifier:
 
     def verify(self, day: dt.date, transition: Transition | None = None) -> None:
         """Read the store back; it must hold exactly G (records, statuses, windows, state)."""
+        faults.kill_point("css-verify")
         scan = self.store.scan()
         stored = {
             _governed_key(str(p.metadata.get("status")), dict(p.metadata))

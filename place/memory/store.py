@@ -170,6 +170,9 @@ class MemoryStore:
         self._check_open()
         with _capture_mem0_log() as records, _recording_llm(self._memory) as raw:
             result = self._memory.add(messages, user_id=self._principal, infer=True)
+        if raw and not _remove_code_blocks(raw[0]).strip():
+            # Mem0 reads an empty extraction answer as "no facts" without a word; count it.
+            records.append(EMPTY_EXTRACTION)
         self.last_add_errors = tuple(records)
         self.last_llm_responses = tuple(raw)
         self._backend.note_mem0_errors(len(records))
@@ -670,6 +673,15 @@ def _check_user_keys(meta: Mapping[str, Any]) -> None:
     clash = sorted(set(meta) & MEM0_CORE_KEYS)
     if clash:
         raise ValueError(f"metadata keys {clash} are reserved by mem0's payload")
+
+
+EMPTY_EXTRACTION = "place: fact extraction: the model returned an empty response"
+
+
+def _remove_code_blocks(text: str) -> str:
+    from mem0.memory.utils import remove_code_blocks
+
+    return str(remove_code_blocks(text))
 
 
 @contextmanager

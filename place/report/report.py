@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from place import atomic
+from place import atomic, faults
 from place.errors import PlaceError
 from place.report.metrics import RunRecords, compute_metrics, dump_metrics
 from place.report.plots import write_plots
@@ -45,6 +45,7 @@ def write_tables(metrics_docs: list[dict[str, Any]], out_dir: Path, paper: bool)
 def write_report(run_dir: Path, paper: bool = False, plots: bool = True) -> dict[str, Any]:
     metrics = recompute(run_dir)
     atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
+    faults.kill_point("report")
     write_tables([metrics], run_dir / "tables", paper)
     if plots:
         write_plots(RunRecords.load(run_dir / "records"), metrics, run_dir / "plots")

@@ -204,6 +204,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
         finally:
             experiment.close()
         metrics_started = time.perf_counter()
+        stack.set_phase("the report (metrics, tables, plots)")
         metrics = write_report(run_dir, paper=bool(cfg.paper_values))
         timings = stack.timings()
         timings["governance"] = round(experiment.governance_seconds, 3)

@@ -16,6 +16,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from place import faults
 from place.agent.answer import AnswerModel, DialogueTurn
 from place.agent.native import NativeWriter
 from place.eligibility import Interpretation, is_eligible
@@ -319,6 +320,7 @@ class Experiment:
             assert self.certifier is not None
             fork = self.certifier.fork(clones["css"])
             self._write(clones, query.pair_insert, conv, 0, "b", certifier=fork)
+            faults.kill_point("pair-world-b")
             assert qref.state_b is not None and qref.support_b is not None
             worlds.append(("b", clones, qref.state_b, qref.support_b.facts))
         try:
@@ -397,6 +399,7 @@ class Experiment:
             if probe.conflict is not None:
                 copy = store = self.stores[row].clone(f"{row}__probe")
                 store.add_record(probe.conflict.text, {})  # plain text: no read policy can tell
+                faults.kill_point("probes")
             try:
                 for condition in conditions:
                     decision = self._read(

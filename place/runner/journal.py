@@ -8,6 +8,7 @@ neither duplicated nor half-written records.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -16,7 +17,7 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
-from place import atomic
+from place import atomic, faults
 from place.errors import PlaceError
 from place.report.metrics import RECORD_FILES
 
@@ -38,6 +39,7 @@ class Journal:
         self.counts: dict[str, int] = {name: 0 for name, _ in RECORD_FILES.values()}
         self.state: dict[str, Any] = {}
         """Small resumable state that units leave for later units (e.g. closed-loop answers)."""
+        self._committed: dict[str, int] = dict(self.counts)
 
     def __enter__(self) -> Journal:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -55,10 +57,16 @@ class Journal:
         self._load()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *_: object) -> None:
         for fh in self._files.values():
-            fh.close()
+            with contextlib.suppress(OSError):  # a full disk may refuse the flush too
+                fh.close()
         self._files.clear()
+        if exc_type is not None:
+            # A failed unit's records are not part of the run: cut them now, not at resume,
+            # so nobody reading the directory meanwhile sees records progress.json disowns.
+            for name, lines in self._committed.items():
+                self._truncate(self.records_dir / name, lines)
         if self._lock is not None:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
@@ -72,6 +80,7 @@ class Journal:
             self.state = doc.get("state", {})
         for name in self.counts:
             self._truncate(self.records_dir / name, self.counts[name])
+        self._committed = dict(self.counts)
 
     @staticmethod
     def _truncate(path: Path, lines: int) -> None:
@@ -92,7 +101,12 @@ class Journal:
         fh = self._files.get(name)
         if fh is None:
             fh = self._files[name] = (self.records_dir / name).open("a", encoding="utf-8")
-        fh.write(record.model_dump_json(by_alias=True) + "\n")
+        line = record.model_dump_json(by_alias=True) + "\n"
+        if faults.write_fails(self.records_dir / name):
+            fh.write(line[: len(line) // 2])
+            fh.flush()
+            raise faults.disk_full(self.records_dir / name)
+        fh.write(line)
         self.counts[name] += 1
 
     def commit_unit(self, unit_index: int) -> None:
@@ -102,6 +116,7 @@ class Journal:
             os.fsync(fh.fileno())
         self.units_done = unit_index + 1
         self.save()
+        self._committed = dict(self.counts)
 
     def save(self) -> None:
         doc = {

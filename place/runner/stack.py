@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -87,6 +89,16 @@ class Stack:
         }
 
 
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write refused by the file system (OSError), or by SQLite for the same reason."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return "disk is full" in str(exc) or "readonly database" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in DISK_ERRNOS
+
+
 @contextmanager
 def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
     from place.memory.store import Backend
@@ -123,6 +135,15 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
             raise PlaceError(
                 f"the model runtime failed during {stack.phase}: {exc}. Completed units are "
                 "saved; run the same command again to resume."
+            ) from None
+        except (OSError, sqlite3.OperationalError) as exc:
+            if not is_disk_full(exc):
+                raise
+            where = getattr(exc, "filename", None) or "the run directory"
+            raise PlaceError(
+                f"cannot write {where} during {stack.phase}: {exc}. The unit in progress was "
+                "discarded and completed units are saved; free space and run the same "
+                "command again to resume."
             ) from None
         finally:
             backend.close()

@@ -24,6 +24,7 @@ import httpx
 import openai
 from mem0.llms.base import LLMBase
 
+from place import faults
 from place.runtime.base import RetryPolicy, call_with_retries
 from place.runtime.cache import LLMCallCache
 
@@ -114,10 +115,12 @@ class CachingMem0LLM(LLMBase):
             return json.dumps(result, ensure_ascii=False)
 
         try:
-            return json.loads(self.cache.get_or_call(key, call))
+            answer = json.loads(self.cache.get_or_call(key, call))
         except Exception as exc:
             self.failures.append(exc)
             raise
+        faults.kill_point("native-add")
+        return answer
 
 
 def install_cache(
