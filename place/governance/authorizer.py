@@ -15,7 +15,7 @@ from qdrant_client import models
 
 from place.eligibility import Interpretation
 from place.governance.certifier import OPEN_FROM, OPEN_UNTIL
-from place.readback import LIFECYCLE_MARKER, LIFECYCLE_VERSION, Readback
+from place.readback import LIFECYCLE_MARKER, LIFECYCLE_VERSION, Readback, is_certified
 from place.trajectory.model import GLOBAL_SCOPE
 
 
@@ -63,12 +63,12 @@ class NativeRead:
 
 
 def certified_conditions(tau: Interpretation, day: dt.date) -> list[models.Condition]:
-    """E for certified records, as Qdrant payload conditions (windows as day ordinals)."""
+    """E for certified records, as Qdrant payload conditions (windows as day ordinals).
+
+    The most selective conditions come first: Qdrant stops at the first one that fails.
+    """
     as_of = tau.as_of.toordinal()
     return [
-        models.FieldCondition(
-            key=LIFECYCLE_MARKER, match=models.MatchValue(value=LIFECYCLE_VERSION)
-        ),
         models.FieldCondition(key="entity", match=models.MatchValue(value=tau.entity)),
         models.FieldCondition(key="predicate", match=models.MatchValue(value=tau.predicate)),
         models.FieldCondition(key="status", match=models.MatchValue(value="active")),
@@ -81,6 +81,9 @@ def certified_conditions(tau: Interpretation, day: dt.date) -> list[models.Condi
             key="valid_until_ord",
             range=models.Range(gt=max(as_of, day.toordinal()), lte=OPEN_UNTIL),
         ),
+        models.FieldCondition(
+            key=LIFECYCLE_MARKER, match=models.MatchValue(value=LIFECYCLE_VERSION)
+        ),
     ]
 
 
@@ -90,6 +93,7 @@ def plain_conditions() -> list[models.Condition]:
 
 
 ADMIT_BOUND = 1_000_000
+"""Rank limit of QASC's one filtered pass: above any store this harness builds."""
 
 
 class QASCRead:
@@ -104,12 +108,21 @@ class QASCRead:
     def read(
         self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
-        # Eligible sets are small by design (one slot), so fetching all of them is cheap.
-        certified = store.search_filtered(query, None, must=certified_conditions(tau, day))
-        plain = [
+        # One filtered pass: certified records must satisfy E, plain records have no
+        # lifecycle and come back for β. Eligible sets are small by design (one slot), so
+        # ranking all candidates costs little; ADMIT_BOUND avoids a counting pass.
+        candidates = store.search_filtered(
+            query,
+            ADMIT_BOUND,
+            should=[
+                models.Filter(must=certified_conditions(tau, day)),
+                models.Filter(must=plain_conditions()),
+            ],
+        )
+        admitted = [
             item
-            for item in store.search_filtered(query, None, must=plain_conditions())
-            if self.readback.admits(item, tau, day)
+            for item in candidates
+            if is_certified(item.metadata) or self.readback.admits(item, tau, day)
         ]
-        admitted = sorted([*certified, *plain], key=lambda item: (-item.score, item.id))
-        return ReadDecision(tuple(admitted[: self.k]), admitted=len(certified) + len(plain))
+        admitted.sort(key=lambda item: (-item.score, item.id))
+        return ReadDecision(tuple(admitted[: self.k]), admitted=len(admitted))
