@@ -116,6 +116,7 @@ class Experiment:
                 if unit.writes:
                     self._snapshot(unit.index)
                 self._execute(unit)
+                self.backend.sync()
                 self.journal.commit_unit(unit.index)
                 bar.update(1)
             if self.journal.units_done == len(units):
@@ -164,6 +165,7 @@ class Experiment:
             if self.backend.exists(pre):
                 self.backend.open(pre, self.traj.principal).drop()
             store.clone(pre).close()
+        self.backend.sync()
         self.journal.state["snapshot"] = unit_index
         self.journal.save()
 
@@ -312,7 +314,6 @@ class Experiment:
         assert query is not None
         qref = self.ref.query(query.id)
         self._checkpoint(turn.id, "pre-query", conv)
-        gold = sorted(gold_outcome(query.gold))
         worlds = [("a", self.stores, qref.state, qref.support.facts)]
         clones: dict[str, Any] = {}
         if self.sections.primary and query.pair_insert is not None:
@@ -328,48 +329,69 @@ class Experiment:
                 for row, conditions in ROWS.items():
                     state, evaluated = self._evaluated(stores[row], qref.tau, conv.date)
                     for condition in conditions:
-                        decision = self._read(
-                            stores[row], POLICY_OF[condition], turn.text, qref.tau, conv.date
+                        self._answer(
+                            unit,
+                            condition,
+                            world,
+                            stores[row],
+                            authorized=fact_list(support),
+                            evaluated=fact_list(evaluated),
+                            state_correct=state == state_ref,
                         )
-                        exposed = self._exposed(decision, qref.tau, conv.date)
-                        shown = [item.text for item in decision.items]
-                        modes = []
-                        if self.sections.primary:
-                            modes.append(("primary", ()))
-                        if world == "a" and self.sections.closed_loop:
-                            modes.append(("closed_loop", self._dialogue(conv, turn, condition)))
-                        for mode, dialogue in modes:
-                            answer = self.answers.answer(turn.text, shown, dialogue)
-                            if mode == "closed_loop":
-                                self.journal.state.setdefault("closed_loop", {}).setdefault(
-                                    condition, {}
-                                )[query.id] = answer.raw
-                            self.journal.append(
-                                QueryRecord(
-                                    query=query.id,
-                                    turn=turn.id,
-                                    conversation=conv.id,
-                                    family=query.family,
-                                    condition=condition,  # type: ignore[arg-type]
-                                    world=world,
-                                    mode=mode,  # type: ignore[arg-type]
-                                    tau=tau_tuple(qref.tau),
-                                    question=turn.text,
-                                    exposed=exposed,
-                                    admitted=decision.admitted,
-                                    raw_answer=answer.raw,
-                                    outcome=sorted(
-                                        outcome(self.lexicon, answer.raw, query.predicate)
-                                    ),
-                                    gold=gold,
-                                    authorized=fact_list(support),
-                                    evaluated=fact_list(evaluated),
-                                    state_correct=state == state_ref,
-                                )
-                            )
         finally:
             for clone in clones.values():
                 clone.drop()
+
+    def _answer(
+        self,
+        unit: Unit,
+        condition: str,
+        world: str,
+        store: Any,
+        *,
+        authorized: list[tuple[str, str, str, str]],
+        evaluated: list[tuple[str, str, str, str]],
+        state_correct: bool,
+    ) -> None:
+        """One condition reads `store` for the unit's query and answers it in every mode."""
+        conv, turn = unit.conversation, unit.turns[0]
+        query = turn.query
+        assert query is not None
+        tau = self.ref.query(query.id).tau
+        decision = self._read(store, POLICY_OF[condition], turn.text, tau, conv.date)
+        exposed = self._exposed(decision, tau, conv.date)
+        shown = [item.text for item in decision.items]
+        modes: list[tuple[str, Sequence[DialogueTurn]]] = []
+        if self.sections.primary:
+            modes.append(("primary", ()))
+        if world == "a" and self.sections.closed_loop:
+            modes.append(("closed_loop", self._dialogue(conv, turn, condition)))
+        for mode, dialogue in modes:
+            answer = self.answers.answer(turn.text, shown, dialogue)
+            if mode == "closed_loop":
+                own = self.journal.state.setdefault("closed_loop", {}).setdefault(condition, {})
+                own[query.id] = answer.raw
+            self.journal.append(
+                QueryRecord(
+                    query=query.id,
+                    turn=turn.id,
+                    conversation=conv.id,
+                    family=query.family,
+                    condition=condition,  # type: ignore[arg-type]
+                    world=world,
+                    mode=mode,  # type: ignore[arg-type]
+                    tau=tau_tuple(tau),
+                    question=turn.text,
+                    exposed=exposed,
+                    admitted=decision.admitted,
+                    raw_answer=answer.raw,
+                    outcome=sorted(outcome(self.lexicon, answer.raw, query.predicate)),
+                    gold=sorted(gold_outcome(query.gold)),
+                    authorized=authorized,
+                    evaluated=evaluated,
+                    state_correct=state_correct,
+                )
+            )
 
     def _dialogue(self, conv: Conversation, upto: Turn, condition: str) -> list[DialogueTurn]:
         """Earlier turns of this conversation; earlier queries answered by this condition."""
