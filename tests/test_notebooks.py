@@ -29,10 +29,6 @@ def test_committed_without_outputs(path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not RUN.exists(),
-    reason=f"the recorded run {RUN.relative_to(ROOT)} is not in the repository yet",
-)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nbclient import NotebookClient
