@@ -114,7 +114,15 @@ class Readback:
 
     def admits(self, record: StoredRecord, tau: Interpretation, day: dt.date) -> bool:
         """QASC's E(m, q, τ): an eligible fact and no ineligible fact of the queried predicate."""
-        facts = [f for f in self.read_record(record, day) if f.predicate == tau.predicate]
+        meta = record.metadata or {}
+        if is_certified(meta):
+            facts = [f for f in self.read_record(record, day) if f.predicate == tau.predicate]
+        else:
+            # Only the queried predicate matters: read just it (β per predicate is the cost).
+            facts = [
+                ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
+                for f in self.lexicon.read(record.text, tau.predicate)
+            ]
         return any(is_eligible(f, tau) for f in facts) and all(is_eligible(f, tau) for f in facts)
 
     def is_ineligible_exposure(

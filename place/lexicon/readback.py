@@ -91,6 +91,11 @@ class Lexicon:
             facts |= self._read_cached(text, pid)
         return facts
 
+    def clear_memo(self) -> None:
+        """Forget memoized readings (for cost measurements that must not depend on hits)."""
+        self._read_cached.cache_clear()
+        self._matches_cached.cache_clear()
+
     def values_in(self, text: str, predicate: str) -> set[str]:
         """Canonical values of `predicate` written in `text` and not historical. No keyword
         is needed: this is the reading of an answer to a question about the predicate."""
