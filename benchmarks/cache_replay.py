@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from benchmarks.common import machine_info, write_result
+from place.runner.replay import replay_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_SPEEDUP = 20.0
@@ -29,25 +30,12 @@ TARGET_SPEEDUP = 20.0
 def replay(cold: Path, work: Path) -> tuple[float, Path]:
     """Replay `cold` into `work/replay`; returns (process seconds, run dir)."""
     manifest = json.loads((cold / "manifest.json").read_text(encoding="utf-8"))
-    config = manifest["config"]
     cache = work / "llm_cache.sqlite"
     shutil.copy(cold / "llm_cache.sqlite", cache)
     run_dir = work / "replay"
     started = time.perf_counter()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "place.cli",
-            "run",
-            f"trajectory={config['trajectory']['name']}",
-            f"experiment={config['experiment']['name']}",
-            f"model={config['model']['name']}",
-            f"hydra.run.dir={run_dir}",
-            "cache.mode=replay-only",
-            f"cache.path={cache}",
-            "progress=false",
-        ],
+        replay_argv(manifest, run_dir, cache),
         cwd=ROOT,
         capture_output=True,
         text=True,

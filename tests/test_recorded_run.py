@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from place.runner.replay import replay_argv
+
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 ROOT = Path(__file__).parents[1]
@@ -40,23 +42,8 @@ def test_recorded_run_replays_to_identical_metrics(tmp_path: Path) -> None:
     cache = tmp_path / "llm_cache.sqlite"
     shutil.copy(RECORDED / "llm_cache.sqlite", cache)
     run_dir = tmp_path / "replay"
-    overrides = [
-        f"trajectory={manifest['config']['trajectory']['name']}",
-        f"experiment={manifest['config']['experiment']['name']}",
-        f"model={manifest['config']['model']['name']}",
-    ]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "place.cli",
-            "run",
-            *overrides,
-            f"hydra.run.dir={run_dir}",
-            "cache.mode=replay-only",
-            f"cache.path={cache}",
-            "progress=false",
-        ],
+        replay_argv(manifest, run_dir, cache),
         cwd=ROOT,
         capture_output=True,
         text=True,

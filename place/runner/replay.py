@@ -1,0 +1,27 @@
+"""The command that replays a recorded run from its LLM cache alone."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[str]:
+    """`place run` for the recorded run's trajectory, experiment and model, into `run_dir`,
+    answering every LLM call from `cache` (a copy: the run opens it for writing); a call the
+    cache cannot answer fails the run instead of reaching a model."""
+    config = manifest["config"]
+    return [
+        sys.executable,
+        "-m",
+        "place.cli",
+        "run",
+        f"trajectory={config['trajectory']['name']}",
+        f"experiment={config['experiment']['name']}",
+        f"model={config['model']['name']}",
+        f"hydra.run.dir={run_dir}",
+        "cache.mode=replay-only",
+        f"cache.path={cache}",
+        "progress=false",
+    ]
