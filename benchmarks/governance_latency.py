@@ -447,27 +447,26 @@ def main(argv: list[str] | None = None) -> int:
 
 NOTES = [
     "Embedding threads: Mem0 search embeds the query in a ThreadPoolExecutor worker thread, "
-    "QASC's search_filtered in the calling (main) thread. With torch's default of 2 OpenMP "
-    "threads on this 2-core machine, busy with a concurrent experiment, a main-thread MiniLM "
-    "query embedding took ~0.5 s vs ~0.02 s in a worker thread (see embedding_thread_probe); "
-    "a first run without --torch-threads showed QASC/Native ratios of 6-39x that were almost "
-    "all this embedding artifact. The benchmark therefore sets torch to 1 main-thread "
-    "intra-op thread by default (--torch-threads 1), so both policies embed at the same "
-    "cost. The experiment itself runs QASC reads with torch defaults: its QASC read latency "
-    "on a loaded machine is inflated by this effect, which is not a cost of governance.",
+    "QASC's search_filtered in the calling (main) thread. With torch's default intra-op "
+    "threads on a loaded 2-core machine a main-thread MiniLM embedding once took ~0.5 s vs "
+    "~0.02 s in a worker (see embedding_thread_probe). The benchmark sets one main-thread "
+    "torch thread (--torch-threads 1), as the backend now does, so both policies embed at "
+    "the same cost.",
     "Qdrant runs in local mode (qdrant-client's in-process Python implementation), as in the "
-    "experiment. There, payload filters are evaluated in Python point by point "
-    "(qdrant_client.local.payload_filters.calculate_payload_mask) and payload indexes have "
-    "no effect, so every filtered query costs O(N) Python work whatever its selectivity. "
-    "Native search pays this once (Mem0's user_id filter).",
-    "QASCRead calls search_filtered twice (certified filter, plain-text filter); each call "
-    "embeds the query, runs count() to size limit=None (a full filtered pass) and then "
-    "query_points (another full filtered pass): 2 embeddings and 4 O(N) payload passes per "
-    "QASC read vs 1 embedding and 1 pass for Native. The 'share' fields split wall time into "
-    "embedding, Qdrant client calls and the rest (Python: result building, β, sorting).",
+    "experiment. Payload filters are evaluated in Python point by point "
+    "(qdrant_client.local.payload_filters) and payload indexes have no effect, so every "
+    "filtered query is O(N) Python whatever its selectivity. Native pays one condition per "
+    "point (Mem0's user_id filter).",
+    "QASCRead makes one filtered query_points call per read (user_id and (certified records "
+    "passing E, or records without a lifecycle marker)) with one embedding and a fixed rank "
+    "bound: at least three condition checks per point against Native's one. Plain records "
+    "are read by beta for the queried predicate only. The 'share' fields split wall time "
+    "into embedding, Qdrant client calls and the rest (Python: result building, beta, "
+    "sorting).",
     "Plain-text records carry no lifecycle, so QASC fetches all of them with payloads and "
-    "runs β in Python: linear in the number of plain records by design. The lexicon's LRU "
-    "cache makes repeated texts cheap; the synthetic grammar repeats texts, as real stores do.",
+    "runs beta in Python: linear in the number of plain records by design. beta's memo is "
+    "cleared before each QASC read, so the per-record cost does not depend on how often the "
+    "synthetic texts repeat at a given N.",
     "Vectors are random unit vectors (no embedding of records); the query is embedded by "
     "MiniLM as in the experiment. Payloads copy the layout of points written by "
     "MemoryStore.add_record (checked key for key).",
