@@ -12,6 +12,8 @@ from place.errors import PlaceError
 from place.trajectory.model import FAMILIES, Trajectory
 
 EXIT_USAGE = 2
+EXIT_INVALID = 3
+"""`place report` on a run whose factorization check failed (the files are still written)."""
 
 
 def _summary(path: str, traj: Trajectory) -> str:
@@ -122,6 +124,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         f"(factorization {'ok' if fact['ok'] else 'FAILED'})"
     )
     print((run_dir / "tables" / "tables.md").read_text(encoding="utf-8"))
+    if not fact["ok"]:
+        print(
+            f"place report: INVALID: factorization check failed (first mismatch: "
+            f"{fact['first_mismatch']})",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
     return 0
 
 

@@ -8,6 +8,10 @@ time this process reaches POINT, ACTION happens there.
   the run directory is left exactly as a ``kill -9`` at that moment would leave it.
 - ``enospc``: the write at a ``write:<file name>`` point fails with ``ENOSPC`` after writing
   part of its data, as a full disk would.
+- ``perturb``: at ``checkpoint-read``, after the first read policy of a write row has read
+  the row store at a checkpoint and before the others do, a plain-text record holding a
+  fact the store does not hold is added to it, so the row's read policies observe different
+  readbacks: the factorization check must catch it (exit 3, `invalid: factorization`).
 
 Kill points name the phases of a run: ``native-add`` (inside Mem0's ``add()``, after an LLM
 answer, before Mem0 acts on it), ``css-verify`` (certified writes landed, readback not yet
@@ -28,8 +32,9 @@ from place.errors import PlaceError
 
 ENV = "PLACE_FAULT"
 KILL_POINTS = ("native-add", "css-verify", "pair-world-b", "probes", "report")
+PERTURB_POINTS = ("checkpoint-read",)
 WRITE_PREFIX = "write:"
-ACTIONS = ("kill", "enospc")
+ACTIONS = ("kill", "enospc", "perturb")
 
 _hits: Counter[str] = Counter()
 _parsed: tuple[str, dict[str, tuple[int, str]]] | None = None
@@ -50,17 +55,21 @@ def parse(spec: str) -> dict[str, tuple[int, str]]:
     for item in filter(None, (s.strip() for s in spec.split(","))):
         point, _, rest = item.partition("@")
         count, _, action = rest.partition(":")
-        valid_point = point in KILL_POINTS or (
+        valid_point = point in KILL_POINTS + PERTURB_POINTS or (
             point.startswith(WRITE_PREFIX) and len(point) > len(WRITE_PREFIX)
         )
         if not valid_point or not count.isdigit() or int(count) < 1 or action not in ACTIONS:
             raise PlaceError(
                 f"{ENV}: bad fault {item!r}; expected POINT@N:ACTION with POINT one of "
-                f"{', '.join(KILL_POINTS)} or {WRITE_PREFIX}<file name>, N >= 1, "
+                f"{', '.join(KILL_POINTS + PERTURB_POINTS)} or {WRITE_PREFIX}<file name>, N >= 1, "
                 f"ACTION one of {', '.join(ACTIONS)}"
             )
         if action == "enospc" and not point.startswith(WRITE_PREFIX):
             raise PlaceError(f"{ENV}: {item!r}: enospc applies to {WRITE_PREFIX}<file> points")
+        if (action == "perturb") != (point in PERTURB_POINTS):
+            raise PlaceError(
+                f"{ENV}: {item!r}: perturb applies to {', '.join(PERTURB_POINTS)} and only there"
+            )
         plan[point] = (int(count), action)
     return plan
 
@@ -78,6 +87,11 @@ def kill_point(point: str) -> None:
     """A phase boundary where a fault test may kill this process."""
     if _due(point) == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def perturb_due(point: str) -> bool:
+    """Whether the fault plan perturbs the store at this passage of `point`."""
+    return _due(point) == "perturb"
 
 
 def write_fails(path: Path) -> bool:

@@ -2,16 +2,25 @@
 
 Each record carries the reference values it is scored against (S*, Q*, gold), so that
 `place report RUN_DIR` recomputes the metrics from the run directory alone, without the
-trajectory file or any model.
+trajectory file or any model. `docs/records.md` documents every file and field, and says how
+each figure of metrics.json is recomputed from them (method.md §7).
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-RECORDS_SCHEMA = "place-records/1"
+from place.errors import PlaceError
+
+RECORDS_SCHEMA = "place-records/2"
+"""Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
+checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
+clean and injected reads of conflict probes, golds as written in the trajectory."""
 
 Condition = Literal["Native", "CSS", "QASC", "PLACE"]
 CONDITIONS: tuple[Condition, ...] = ("Native", "CSS", "QASC", "PLACE")
@@ -33,6 +42,11 @@ POLICY_OF: dict[str, ReadPolicy] = {
 FactList = list[tuple[str, str, str, str]]
 """Facts as sorted [entity, predicate, value, scope] lists."""
 
+WindowedFactList = list[tuple[str, str, str, str, str | None, str | None]]
+"""Facts with their validity windows, as sorted [entity, predicate, value, scope, valid_from,
+valid_until] lists (ISO dates; null = open end). The same fact may appear with two windows
+when two records hold it; state correctness compares the distinct first four fields."""
+
 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -41,7 +55,7 @@ class _Record(BaseModel):
 
 
 class CheckpointRecord(_Record):
-    """The readback one condition observed at one checkpoint."""
+    """The readback one condition observed at one checkpoint of one world."""
 
     kind: Literal["checkpoint"] = "checkpoint"
     turn: str
@@ -50,10 +64,15 @@ class CheckpointRecord(_Record):
     conversation: str
     date: str
     condition: Condition
-    observed: FactList
-    """S^phys = β(X_t, date_t) of this condition's store, as this condition observed it."""
-    reference: FactList
-    """S* at this checkpoint."""
+    world: Literal["a", "b"] = "a"
+    """World a is the trajectory; world b a query's causal-pair world (pre-query only)."""
+    query: str | None = None
+    """The query whose pre-query checkpoint this is (None for post-update checkpoints)."""
+    observed: WindowedFactList
+    """S^phys = β(X_t, date_t) of this condition's store, as this condition observed it,
+    with the window β read (text records: open windows)."""
+    reference: WindowedFactList
+    """S* of this world at this checkpoint, with the windows the reference replay holds."""
 
 
 class ReadFactRecord(BaseModel):
@@ -84,6 +103,9 @@ class ExposedRecord(BaseModel):
     text: str
     score: float
     facts: list[ReadFactRecord]
+    lifecycle: dict[str, str | None] | None
+    """The certified record's raw lifecycle metadata as stored (entity, predicate, value,
+    scope, status, valid_from, valid_until); None for a record without it (read from text)."""
     ineligible: bool
     """Holds a fact of the queried predicate that fails E."""
 
@@ -109,13 +131,29 @@ class QueryRecord(_Record):
     outcome: list[str]
     """Ω(answer): canonical values, or ["ABSTAIN"], or []."""
     gold: list[str]
-    """Gold outcome ([] in the trajectory is recorded as ["ABSTAIN"])."""
+    """The gold answer as the trajectory writes it: [] means the correct answer is to
+    abstain (scored as {ABSTAIN})."""
     authorized: FactList
-    """Q*: the reference authorized support of this world."""
+    """Q*: the reference authorized support of this record's world."""
+    authorized_a: FactList
+    """Q* of world a."""
+    authorized_b: FactList | None
+    """Q* of world b (None when the query has no causal pair)."""
     evaluated: FactList
     """Q_eval: the eligible facts in β of this world's store before the query."""
     state_correct: bool
     """S^phys == S* at the pre-query checkpoint of this world."""
+
+
+class ProbeRead(BaseModel):
+    """One read policy's read for a probe: what it exposed, and (if answered) the answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    exposed: list[ExposedRecord]
+    admitted: int | None
+    raw_answer: str | None
+    """Answered only on the injected read of a conflict probe (ConflictHarm needs it)."""
+    outcome: list[str] | None
 
 
 class ProbeRecord(_Record):
@@ -129,12 +167,13 @@ class ProbeRecord(_Record):
     condition: Condition
     tau: tuple[str, str, str, str]
     question: str
-    exposed: list[ExposedRecord]
-    admitted: int | None
-    raw_answer: str | None
-    """Answered only for conflict probes (ConflictHarm needs an answer, the others do not)."""
-    outcome: list[str] | None
+    clean: ProbeRead
+    """The read of the store as its producer left it: NeededSupport and ExposureRate."""
+    injected: ProbeRead | None
+    """Conflict probes: the read of a copy with the conflict record added as plain text,
+    and its answer: ConflictHarm. None for other probes."""
     gold: list[str]
+    """As the trajectory writes it ([] = abstain)."""
     authorized: FactList
     conflict_value: str | None
 
@@ -168,3 +207,67 @@ class ForgetRecord(_Record):
     user asserted again for the slot later)."""
     residue: list[str]
     """Stored strings (Qdrant payloads, Mem0 history) from which β reads a checked value."""
+
+
+RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
+    "checkpoint": ("checkpoints.jsonl", CheckpointRecord),
+    "query": ("queries.jsonl", QueryRecord),
+    "probe": ("probes.jsonl", ProbeRecord),
+    "forget": ("forgets.jsonl", ForgetRecord),
+    "step": ("steps.jsonl", StepRecord),
+}
+
+
+@dataclass
+class RunRecords:
+    """Every record of one run directory's `records/`, in file order."""
+
+    checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    queries: list[QueryRecord] = field(default_factory=list)
+    probes: list[ProbeRecord] = field(default_factory=list)
+    forgets: list[ForgetRecord] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, records_dir: Path) -> RunRecords:
+        out = cls()
+        targets: dict[str, list] = {
+            "checkpoint": out.checkpoints,
+            "query": out.queries,
+            "probe": out.probes,
+            "forget": out.forgets,
+            "step": out.steps,
+        }
+        for kind, (name, model) in RECORD_FILES.items():
+            path = records_dir / name
+            if not path.exists():
+                continue
+            with path.open(encoding="utf-8") as fh:
+                for number, line in enumerate(fh, start=1):
+                    if not line.strip():
+                        continue
+                    _check_schema(path, number, line)
+                    try:
+                        targets[kind].append(model.model_validate_json(line))
+                    except ValidationError as exc:
+                        raise PlaceError(
+                            f"{path}: line {number}: not a {RECORDS_SCHEMA} {kind} record "
+                            f"({exc.error_count()} problems, first: {exc.errors()[0]['msg']} at "
+                            f"{'.'.join(map(str, exc.errors()[0]['loc']))})"
+                        ) from None
+        return out
+
+
+def _check_schema(path: Path, number: int, line: str) -> None:
+    """A record of another layout version is refused with what to do, not a field error."""
+    try:
+        found = json.loads(line).get("schema")
+    except (ValueError, AttributeError):
+        raise PlaceError(f"{path}: line {number}: not a JSON object") from None
+    if found != RECORDS_SCHEMA:
+        raise PlaceError(
+            f"{path}: line {number}: records of layout {found!r}; this version of place "
+            f"reads {RECORDS_SCHEMA!r} only (see docs/records.md). Re-run the experiment "
+            "with this version (its LLM cache replays the model calls), or read the run "
+            "with the place version that wrote it (manifest.json: place_version)."
+        )

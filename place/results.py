@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from place.metrics import endpoints as ep
-from place.report.metrics import RunRecords
+from place.records import RunRecords
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def load_run(path: str | Path) -> Run:
             {
                 **c.model_dump(exclude={"schema_"}),
                 "f1": ep.checkpoint_f1(c),
-                "observed_n": len(c.observed),
-                "reference_n": len(c.reference),
+                "observed_n": len({tuple(f[:4]) for f in c.observed}),
+                "reference_n": len({tuple(f[:4]) for f in c.reference}),
             }
             for c in records.checkpoints
         ]
@@ -103,16 +103,25 @@ def load_run(path: str | Path) -> Run:
                     "evaluated_a": a.evaluated,
                     "evaluated_b": b.evaluated,
                     "authorized": a.authorized,
+                    "authorized_b": a.authorized_b,
                 }
             )
     probes = _frame(
         [
             {
-                **p.model_dump(exclude={"schema_", "exposed"}),
-                "exposed_texts": [e.text for e in p.exposed],
-                "ineligible_exposure": ep.has_ineligible_exposure(p),
-                "supported": ep.supported(ep.exposed_facts(p), frozenset(map(tuple, p.authorized))),
-                "harmed": ep.conflict_harmed(p) if p.conflict_value else None,
+                **p.model_dump(exclude={"schema_", "clean", "injected"}),
+                "exposed_texts": [e.text for e in p.clean.exposed],
+                "admitted": p.clean.admitted,
+                "injected_texts": None
+                if p.injected is None
+                else [e.text for e in p.injected.exposed],
+                "raw_answer": None if p.injected is None else p.injected.raw_answer,
+                "outcome": None if p.injected is None else p.injected.outcome,
+                "ineligible_exposure": ep.has_ineligible_exposure(p.clean),
+                "supported": ep.supported(
+                    ep.exposed_facts(p.clean), frozenset(map(tuple, p.authorized))
+                ),
+                "harmed": ep.conflict_harmed(p) if p.injected is not None else None,
             }
             for p in records.probes
         ]

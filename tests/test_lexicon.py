@@ -385,31 +385,86 @@ def test_non_canonical_typed_value_is_an_error() -> None:
 
 # --- Ω and F1 -------------------------------------------------------------------------------
 
+A = frozenset({ABSTAIN})
+EMPTY: frozenset[str] = frozenset()
+
+# Ω pinned (method.md §4): values, real abstentions (say the answer is not known or not
+# recorded) and near-misses (bare negations, "none", "nothing", "forgot", empty answers)
+# in about equal numbers.
 OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
-    ("I don't know.", "flight_departure", frozenset({ABSTAIN})),
-    ("I don’t know", "flight_departure", frozenset({ABSTAIN})),
-    ("Unknown", "hotel", frozenset({ABSTAIN})),
-    ("There is no record of that.", "hotel", frozenset({ABSTAIN})),
-    ("I do not have any information about your diet.", "diet", frozenset({ABSTAIN})),
-    ("It is not mentioned in my memory.", "diet", frozenset({ABSTAIN})),
-    ("I can't find that.", "hotel", frozenset({ABSTAIN})),
-    ("None.", "diet", frozenset({ABSTAIN})),
-    ("No.", "diet", frozenset({ABSTAIN})),
-    ("", "diet", frozenset({ABSTAIN})),
+    # values
     ("Your flight leaves at 9:40.", "flight_departure", frozenset({"09:40"})),
     ("9.40 p.m.", "flight_departure", frozenset({"21:40"})),
     ("It was changed from 7:15 to 9:40.", "flight_departure", frozenset({"09:40"})),
     ("I don't know, maybe 9:40", "flight_departure", frozenset({"09:40"})),
+    ("No, it leaves at 9:40.", "flight_departure", frozenset({"09:40"})),
     (
         "Hotel Lumen in Lisbon, and the Marriott for work",
         "hotel",
         frozenset({"Hotel Lumen", "Marriott"}),
     ),
     ("You are vegetarian and allergic to nuts.", "diet", frozenset({"vegetarian", "nut allergy"})),
-    ("You don't have a nut allergy.", "diet", frozenset({ABSTAIN})),
-    ("Lisbon is lovely this time of year.", "hotel", frozenset()),
-    ("Your flight leaves at 9:40.", "hotel", frozenset()),
+    # real abstentions
+    ("I don't know.", "flight_departure", A),
+    ("I don’t know", "flight_departure", A),
+    ("I do not know", "flight_departure", A),
+    ("Unknown", "hotel", A),
+    ("unknown.", "hotel", A),
+    ("There is no record of that.", "hotel", A),
+    ("I do not have any information about your diet.", "diet", A),
+    ("I don't have that information.", "diet", A),
+    ("I have no information about that.", "diet", A),
+    ("It is not mentioned in my memory.", "diet", A),
+    ("It's not mentioned anywhere.", "diet", A),
+    ("That isn't stored in my memory.", "diet", A),
+    ("I can't find that.", "hotel", A),
+    ("I cannot find anything about it", "hotel", A),
+    ("I'm not sure.", "hotel", A),
+    ("Not sure.", "hotel", A),
+    ("No idea.", "hotel", A),
+    ("No information about that.", "hotel", A),
+    ("The memory doesn't mention it.", "hotel", A),
+    ("The memories do not say.", "hotel", A),
+    ("I'm unable to determine that.", "hotel", A),
+    ("N/A", "hotel", A),
+    ("No, nothing on record for Theo.", "hotel", A),
+    ("Nothing is recorded about that.", "hotel", A),
+    ("I have no memory of that.", "hotel", A),
+    ("That hasn't been mentioned.", "hotel", A),
+    ("It is unclear from what I have.", "hotel", A),
+    # near-misses: neither a value nor an abstention
+    ("No.", "diet", EMPTY),
+    ("No", "diet", EMPTY),
+    ("None.", "diet", EMPTY),
+    ("Nothing.", "diet", EMPTY),
+    ("", "diet", EMPTY),
+    ("   ", "diet", EMPTY),
+    ("No, theo is still booked on a flight to Oslo.", "flight_departure", EMPTY),
+    ("No, you asked me to forget that.", "flight_departure", EMPTY),
+    ("I've forgotten it, as you asked.", "flight_departure", EMPTY),
+    ("You forgot to pack.", "flight_departure", EMPTY),
+    ("That has been removed.", "hotel", EMPTY),
+    ("You don't have a nut allergy.", "diet", EMPTY),
+    ("Theo does not have a flight today.", "flight_departure", EMPTY),
+    ("None of your flights are delayed.", "flight_departure", EMPTY),
+    ("There is nothing wrong with it.", "hotel", EMPTY),
+    ("Nope.", "hotel", EMPTY),
+    ("?", "hotel", EMPTY),
+    ("The Nonesuch Hotel", "hotel", EMPTY),
+    ("Nothingham is not far", "hotel", EMPTY),
+    ("Nobody said so", "hotel", EMPTY),
+    ("Known for its pastries", "hotel", EMPTY),
+    ("Lisbon is lovely this time of year.", "hotel", EMPTY),
+    ("Your flight leaves at 9:40.", "hotel", EMPTY),
+    ("Your flight leaves in the morning.", "flight_departure", EMPTY),
 ]
+
+
+def test_outcome_table_is_balanced() -> None:
+    abstaining = sum(1 for _a, _p, o in OUTCOME_CASES if o == A)
+    near_miss = sum(1 for _a, _p, o in OUTCOME_CASES if not o)
+    assert len(OUTCOME_CASES) >= 40
+    assert abs(abstaining - near_miss) <= 3, (abstaining, near_miss)
 
 
 @pytest.mark.parametrize(("answer", "predicate", "expected"), OUTCOME_CASES)
@@ -417,36 +472,10 @@ def test_outcome(answer: str, predicate: str, expected: frozenset[str]) -> None:
     assert outcome(LEX, answer, predicate) == expected
 
 
-@pytest.mark.parametrize(
-    ("answer", "expected"),
-    [
-        ("I don't know.", True),
-        ("I do not know", True),
-        ("Unknown.", True),
-        ("Not sure.", True),
-        ("There is no record of that.", True),
-        ("I don't have that information.", True),
-        ("No information about that.", True),
-        ("It's not mentioned anywhere.", True),
-        ("I can't find it.", True),
-        ("I cannot find anything about it", True),
-        ("That isn't stored in my memory.", True),
-        ("I have no memory of that.", True),
-        ("None", True),
-        ("No, nothing on record for Theo.", True),
-        ("No, you asked me to forget that.", True),
-        ("I've forgotten it, as you asked.", True),
-        ("That has been removed.", True),
-        ("   ", True),
-        ("The Nonesuch Hotel", False),
-        ("Nothingham is not far", False),
-        ("Nobody said so", False),
-        ("Your flight leaves in the morning.", False),
-        ("Known for its pastries", False),
-    ],
-)
-def test_abstains(answer: str, expected: bool) -> None:
-    assert abstains(answer) is expected
+@pytest.mark.parametrize(("answer", "predicate", "expected"), OUTCOME_CASES)
+def test_abstains_agrees_with_outcome(answer: str, predicate: str, expected: frozenset) -> None:
+    if expected in (A, EMPTY):
+        assert abstains(answer) is (expected == A)
 
 
 @pytest.mark.parametrize(

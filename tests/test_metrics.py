@@ -13,6 +13,7 @@ from place.records import (
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
+    ProbeRead,
     ProbeRecord,
     QueryRecord,
     ReadFactRecord,
@@ -29,6 +30,7 @@ def item(*facts: tuple[str, str, str, str], ineligible: bool = False) -> Exposed
         text="t",
         score=1.0,
         ineligible=ineligible,
+        lifecycle=None,
         facts=[
             ReadFactRecord(
                 entity=f[0],
@@ -57,6 +59,7 @@ def query(
     exposed=(),
     evaluated=(HOTEL,),
     authorized=(HOTEL,),
+    authorized_b=(HOTEL,),
     state_correct: bool = True,
     conversation: str = "c1",
 ) -> QueryRecord:
@@ -75,7 +78,9 @@ def query(
         raw_answer="x",
         outcome=list(outcome),
         gold=list(gold),
-        authorized=[list(f) for f in authorized],
+        authorized=[list(f) for f in (authorized if world == "a" else authorized_b)],
+        authorized_a=[list(f) for f in authorized],
+        authorized_b=None if authorized_b is None else [list(f) for f in authorized_b],
         evaluated=[list(f) for f in evaluated],
         state_correct=state_correct,
     )
@@ -88,6 +93,7 @@ def checkpoint(
     reference,
     kind: str = "post-update",
     conversation: str = "c1",
+    world: str = "a",
 ) -> CheckpointRecord:
     return CheckpointRecord(
         turn=turn,
@@ -95,8 +101,10 @@ def checkpoint(
         conversation=conversation,
         date="2026-03-02",
         condition=condition,
-        observed=[list(f) for f in observed],
-        reference=[list(f) for f in reference],
+        world=world,
+        query=None if kind == "post-update" else "q1",
+        observed=[[*f, None, None][:6] for f in observed],
+        reference=[[*f, None, None][:6] for f in reference],
     )
 
 
@@ -119,8 +127,37 @@ def test_factorization_reports_where_rows_disagree() -> None:
     ]
     report = ep.factorization(records)
     assert not report.ok
-    assert report.mismatches == ["t1 (post-update): CSS != PLACE"]
+    assert report.mismatches == ["t1 (post-update, world a): CSS != PLACE"]
     assert ep.factorization([*records[:3], checkpoint("t1", "PLACE", [HOTEL], [HOTEL])]).ok
+
+
+def test_factorization_checks_world_b_and_windows() -> None:
+    pre = dict(kind="pre-query", world="b")
+    agree = [checkpoint("t2", c, [HOTEL], [HOTEL], **pre) for c in ("Native", "QASC")]
+    assert ep.factorization(agree).ok
+    differ = [
+        checkpoint("t2", "Native", [HOTEL], [HOTEL], **pre),
+        checkpoint("t2", "QASC", [], [HOTEL], **pre),
+    ]
+    report = ep.factorization(differ)
+    assert report.mismatches == ["t2 (pre-query, world b): Native != QASC"]
+    # The same fact read with another window is another observation.
+    windowed = CheckpointRecord(
+        **{**agree[1].model_dump(by_alias=True), "observed": [[*HOTEL, "2026-01-01", None]]}
+    )
+    assert not ep.factorization([agree[0], windowed]).ok
+    # A row with one policy missing is a mismatch, never silently passed.
+    assert not ep.factorization(agree[:1]).ok
+
+
+def test_state_correctness_compares_facts_not_windows() -> None:
+    c = CheckpointRecord(
+        **{
+            **checkpoint("t1", "CSS", [HOTEL], [HOTEL]).model_dump(by_alias=True),
+            "observed": [[*HOTEL, None, None], [*HOTEL, "2026-01-01", "2026-02-01"]],
+        }
+    )
+    assert ep.checkpoint_f1(c) == 1.0
 
 
 def test_leakage_excludes_state_mediated_and_equal_but_wrong_pairs() -> None:
@@ -137,8 +174,20 @@ def test_leakage_excludes_state_mediated_and_equal_but_wrong_pairs() -> None:
         # q4: both worlds equal but wrong (differ from Q*) -> excluded
         query("q4", world="a", evaluated=(STALE,)),
         query("q4", world="b", evaluated=(STALE,), outcome=("Avenida",)),
+        # q5: each world's evaluated set equals world a's Q*, but world b's own Q* differs
+        # -> not counted (Q*_a and Q*_b must agree and each world must match its own)
+        query("q5", world="a", authorized_b=(STALE,)),
+        query("q5", world="b", authorized_b=(STALE,), outcome=("Avenida",)),
+        # q6: no world b recorded -> no pair
+        query("q6", world="a", authorized_b=None),
     ]
-    assert ep.leakage_pairs(rows, "PLACE") == {"q1": True, "q2": False, "q3": None, "q4": None}
+    assert ep.leakage_pairs(rows, "PLACE") == {
+        "q1": True,
+        "q2": False,
+        "q3": None,
+        "q4": None,
+        "q5": None,
+    }
     assert ep.leakage_rate(rows, "PLACE") == (0.5, 2)
     assert ep.leakage_rate(rows, "CSS") == (None, 0)
 
@@ -152,7 +201,11 @@ def test_joint_success_needs_state_support_no_exposure_and_right_answer() -> Non
     assert not ep.joint_success(query(exposed=[item(HOTEL)], outcome=("Avenida",)))
     # Abstention gold with empty Q*: supported trivially.
     assert ep.joint_success(
-        query(exposed=[], outcome=("ABSTAIN",), gold=("ABSTAIN",), authorized=(), evaluated=())
+        query(exposed=[], outcome=("ABSTAIN",), gold=(), authorized=(), evaluated=())
+    )
+    # The metric itself reads the trajectory's empty gold as ABSTAIN: an empty Ω is wrong.
+    assert not ep.joint_success(
+        query(exposed=[], outcome=(), gold=(), authorized=(), evaluated=())
     )
 
 
@@ -160,10 +213,11 @@ def test_answer_correctness_is_f1_of_outcome_against_gold() -> None:
     rows = [
         query("q1", outcome=("Lumen",)),  # 1
         query("q2", outcome=("Lumen", "Avenida")),  # P=1/2 R=1 -> 2/3
-        query("q3", outcome=(), gold=("ABSTAIN",)),  # 0
+        query("q3", outcome=(), gold=()),  # gold [] read as {ABSTAIN}; empty Ω -> 0
+        query("q5", outcome=("ABSTAIN",), gold=()),  # 1
         query("q4", world="b", outcome=()),  # world b ignored
     ]
-    assert ep.answer_correctness(rows, "PLACE") == pytest.approx((1 + 2 / 3 + 0) / 3)
+    assert ep.answer_correctness(rows, "PLACE") == pytest.approx((1 + 2 / 3 + 0 + 1) / 4)
 
 
 def probe(
@@ -174,7 +228,16 @@ def probe(
     outcome=None,
     gold=("Lumen",),
     condition: str = "Native",
+    injected_exposed=None,
 ) -> ProbeRecord:
+    injected = None
+    if conflict is not None:
+        injected = ProbeRead(
+            exposed=list(exposed if injected_exposed is None else injected_exposed),
+            admitted=None,
+            raw_answer="x",
+            outcome=list(outcome or ()),
+        )
     return ProbeRecord(
         probe=pid,
         after="t",
@@ -183,10 +246,8 @@ def probe(
         condition=condition,
         tau=("alex", "hotel", "global", "2026-03-02"),
         question="?",
-        exposed=list(exposed),
-        admitted=None,
-        raw_answer=None if outcome is None else "x",
-        outcome=None if outcome is None else list(outcome),
+        clean=ProbeRead(exposed=list(exposed), admitted=None, raw_answer=None, outcome=None),
+        injected=injected,
         gold=list(gold),
         authorized=[list(f) for f in authorized],
         conflict_value=conflict,
@@ -207,6 +268,26 @@ def test_utility_probe_metrics() -> None:
     assert ep.needed_support(rows, "Native") == pytest.approx(6 / 7)
     assert ep.exposure_rate_probes(rows, "Native") == pytest.approx(1 / 8)
     assert ep.conflict_harm(rows, "Native") == pytest.approx(2 / 4)
+
+
+def test_conflict_probe_support_and_exposure_come_from_the_clean_read() -> None:
+    conflict = item(("alex", "hotel", "Avenida", "global"), ineligible=True)
+    # The injected record displaced the eligible item from the injected read only.
+    rows = [
+        probe(
+            "p1",
+            [item(HOTEL)],
+            conflict="Avenida",
+            outcome=("Avenida",),
+            injected_exposed=[conflict],
+        )
+    ]
+    assert ep.needed_support(rows, "Native") == 1.0
+    assert ep.exposure_rate_probes(rows, "Native") == 0.0
+    assert ep.conflict_harm(rows, "Native") == 1.0
+    # A conflict probe with an abstention gold: adopting the injected value is harm.
+    abstain = probe("p2", [], authorized=(), gold=(), conflict="Avenida", outcome=("Avenida",))
+    assert ep.conflict_harmed(abstain)
 
 
 def test_deletion_residue_counts_events_with_residue_at_either_check() -> None:

@@ -20,12 +20,14 @@ from place.records import (
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
+    ProbeRead,
     ProbeRecord,
     QueryRecord,
     ReadFactRecord,
+    RunRecords,
     StepRecord,
 )
-from place.report.metrics import RunRecords, dump_metrics
+from place.report.metrics import dump_metrics
 from place.report.report import recompute
 from place.report.tables import all_tables
 from place.results import load_run
@@ -56,8 +58,22 @@ def item(fact: tuple[str, str, str, str], ineligible: bool = False) -> ExposedRe
                 eligible=not ineligible,
             )
         ],
+        lifecycle={
+            "place_lifecycle": "1",
+            "entity": entity,
+            "predicate": predicate,
+            "value": value,
+            "scope": scope,
+            "status": "superseded" if ineligible else "active",
+            "valid_from": None,
+            "valid_until": None,
+        },
         ineligible=ineligible,
     )
+
+
+def windowed(facts: list[tuple[str, str, str, str]]) -> list[tuple]:
+    return [(*f, None, None) for f in facts]
 
 
 def checkpoints() -> list[CheckpointRecord]:
@@ -78,8 +94,9 @@ def checkpoints() -> list[CheckpointRecord]:
                         conversation=conv,
                         date=date,
                         condition=c,
-                        observed=observed,
-                        reference=[FLIGHT],
+                        query=None if kind == "post-update" else "q1",
+                        observed=windowed(observed),
+                        reference=windowed([FLIGHT]),
                     )
                 )
     return out
@@ -113,6 +130,8 @@ def query(
         outcome=outcome,
         gold=gold,
         authorized=[fact],
+        authorized_a=[fact],
+        authorized_b=[fact],
         evaluated=evaluated,
         state_correct=state_correct,
     )
@@ -194,10 +213,18 @@ def probes() -> list[ProbeRecord]:
                 condition=c,
                 tau=("sam", "flight_time", "trip", "2026-01-12"),
                 question="When does my flight leave?",
-                exposed=exposed,
-                admitted=None if c in ("Native", "CSS") else len(exposed),
-                raw_answer=outcome[0],
-                outcome=outcome,
+                clean=ProbeRead(
+                    exposed=exposed,
+                    admitted=None if c in ("Native", "CSS") else len(exposed),
+                    raw_answer=None,
+                    outcome=None,
+                ),
+                injected=ProbeRead(
+                    exposed=exposed,
+                    admitted=None if c in ("Native", "CSS") else len(exposed),
+                    raw_answer=outcome[0],
+                    outcome=outcome,
+                ),
                 gold=["09:40"],
                 authorized=[FLIGHT],
                 conflict_value="07:15",

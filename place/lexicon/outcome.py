@@ -4,6 +4,13 @@
 with the same lexicon and historical-cue rule as β. When the answer names none, it is
 {ABSTAIN} if the answer abstains, else the empty set (an answer that is neither a value nor
 an abstention is simply wrong).
+
+An answer abstains when it *says that the answer is not known or not recorded*. The phrases
+that say so are the one list below (ABSTENTION_PHRASES), each with what it covers. A bare
+negation or a word such as "no", "none", "nothing" or "forgot" on its own is not an
+abstention: "No, Theo is still booked on a flight to Oslo" asserts something, and its Ω is
+the empty set. An empty answer says nothing, so it is not an abstention either
+(docs/decisions.md, "Ω").
 """
 
 from __future__ import annotations
@@ -15,49 +22,76 @@ from place.lexicon.readback import Lexicon
 
 ABSTAIN = "ABSTAIN"
 
-# Patterns that mean "the memory does not hold an answer", matched anywhere in the answer
-# as whole words, case-insensitively. `N_T` accepts "not", "n't" and "n’t" after an
-# auxiliary ("don't", "do not", "isn’t", "cannot").
+# `N_T` accepts "not", "n't" and "n’t" after an auxiliary ("don't", "do not", "isn’t").
 N_T = r"(?:\s+not|not|n['’]t)"
-ABSTENTION_PATTERNS: tuple[str, ...] = (
-    r"unknown",
-    r"unsure",
-    r"unclear",
-    r"no\s+idea",
-    rf"(?:do|does|did){N_T}\s+(?:know|have|say|mention|remember|recall)",
-    rf"(?:can(?:\s+not|not)|can['’]t|could{N_T})\s+(?:find|tell|say|determine|recall|remember|answer|know|see)",
-    rf"(?:is|are|was|were|has|have){N_T}(?:\s+been)?\s+(?:known|recorded|mentioned|specified"
-    r"|provided|available|stored|saved|given)",
-    r"not\s+(?:sure|known|recorded|mentioned|specified|provided|available|stored|saved"
-    r"|on\s+record|in\s+(?:my\s+)?memory)",
-    r"no\s+(?:record|records|information|info|data|details|mention|memory|memories|entry"
-    r"|entries)",
-    r"nothing",
-    r"none",
-    r"n/a",
-    r"unable\s+to",
-    r"(?:asked|told)\s+me\s+to\s+forget",
-    r"forgotten|forgot",
-    r"(?:has|have|was|were)\s+been\s+(?:removed|deleted|forgotten)",
+_I = r"(?:i|we)"
+_INFO = (
+    r"(?:information|info|record|records|data|details|answer|memory|memories|entry|entries"
+    r"|note|notes|mention)"
 )
+_MEMORY = r"(?:(?:my|the|your)\s+)?(?:memory|memories|records?|notes|stored\s+items?)"
 
-# Whole answers (after trimming punctuation) that abstain although they are too short or
-# too common to look for inside longer text ("No." to "Do I have any restrictions?").
-ABSTENTION_ANSWERS: frozenset[str] = frozenset({"", "no", "nope", "-", "?", "not applicable"})
+ABSTENTION_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"unknown", "the instructed abstention word: 'unknown', 'Unknown.'"),
+    (r"n/a|not\s+applicable", "'N/A', 'not applicable'"),
+    (r"no\s+idea", "'no idea'"),
+    (r"(?:not|un)\s*sure|uncertain", "'I'm not sure', 'unsure', 'uncertain'"),
+    (r"unclear", "'it is unclear'"),
+    (
+        rf"{_I}(?:['’]m|\s+am)?\s+(?:do|does|did){N_T}\s+(?:know|remember|recall)",
+        "first person does not know: 'I don't know', 'I do not remember'",
+    ),
+    (
+        rf"{_I}\s+(?:do|did){N_T}\s+have\s+(?:any\s+|that\s+|this\s+|the\s+|enough\s+|such\s+)?"
+        + _INFO,
+        "first person lacks the information: 'I don't have that information'",
+    ),
+    (
+        rf"{_I}\s+have\s+no\s+(?:\w+\s+)?" + _INFO,
+        "'I have no information about that', 'I have no stored record'",
+    ),
+    (
+        r"(?:can(?:\s+not|not)|can['’]t|could\s*n(?:o|['’])t|unable\s+to)\s+"
+        r"(?:find|tell|say|determine|recall|remember|answer|know|see|locate)",
+        "cannot find or tell: 'I can't find that', 'unable to determine'",
+    ),
+    (
+        rf"(?:is|are|was|were|has|have){N_T}(?:\s+been)?\s+"
+        r"(?:known|recorded|mentioned|specified|stored|saved|noted)",
+        "not recorded: 'that isn't recorded', 'it hasn't been mentioned'",
+    ),
+    (
+        r"not\s+(?:known|recorded|mentioned|specified|stored|saved|on\s+record"
+        rf"|in\s+{_MEMORY}|found\s+in\s+{_MEMORY})",
+        "not recorded: 'not mentioned', 'not in my memory', 'not on record'",
+    ),
+    (
+        r"no\s+(?:such\s+|stored\s+|relevant\s+)?(?:record|records|information|info|data|details"
+        r"|mention|memory|memories|entry|entries)",
+        "nothing recorded: 'there is no record of that', 'no information'",
+    ),
+    (
+        rf"nothing\s+(?:is\s+|was\s+)?(?:recorded|stored|saved|mentioned|noted|on\s+record"
+        rf"|in\s+{_MEMORY}|about\s+(?:that|this|it))",
+        "nothing recorded: 'nothing is recorded', 'nothing in memory' (not a bare 'nothing')",
+    ),
+    (
+        rf"{_MEMORY}\s+(?:do|does|did){N_T}\s+(?:say|mention|contain|include|show|hold|have"
+        r"|specify|tell)",
+        "the memory lacks it: 'the memory doesn't mention it'",
+    ),
+)
+"""(regular expression, what it covers) for every phrase that says the answer is not known
+or not recorded; matched as whole words, case-insensitively, anywhere in the answer."""
 
 _ABSTENTION_RE = re.compile(
-    r"(?<!\w)(?:" + "|".join(ABSTENTION_PATTERNS) + r")(?!\w)"
-    # An answer opening with a bare "No," declines ("No, you asked me to forget that").
-    r"|^\s*no\s*[,.!;:—-]",
+    r"(?<!\w)(?:" + "|".join(f"(?:{p})" for p, _ in ABSTENTION_PHRASES) + r")(?!\w)",
     re.IGNORECASE,
 )
-_TRIM = " \t\r\n.,;:!?\"'`*()[]"
 
 
 def abstains(answer: str) -> bool:
-    """Whether the answer says the memory holds no answer."""
-    if answer.strip(_TRIM).lower() in ABSTENTION_ANSWERS:
-        return True
+    """Whether the answer says that the answer is not known or not recorded."""
     return _ABSTENTION_RE.search(answer) is not None
 
 

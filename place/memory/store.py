@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from unittest import mock
 
-from place.memory import telemetry
+from place.memory import ids, telemetry
 from place.memory.config import (
     MEM0_CORE_KEYS,
     acquire_qdrant_client,
@@ -120,6 +120,7 @@ class MemoryStore:
         self._memory = memory
         self._closed = False
         self._last_query: tuple[str, Any] | None = None
+        self._ids = ids.IdSequence(memory.db.connection, memory.db._lock, backend.id_seed, name)
         #: mem0 log messages (WARNING and above) of the last :meth:`add_dialogue` call.
         self.last_add_errors: tuple[str, ...] = ()
         #: Raw LLM outputs of the last :meth:`add_dialogue` call (fact extraction first,
@@ -169,7 +170,11 @@ class MemoryStore:
         by the backend. A failed HTTP call for fact extraction is not swallowed: it raises.
         """
         self._check_open()
-        with _capture_mem0_log() as records, _recording_llm(self._memory) as raw:
+        with (
+            _capture_mem0_log() as records,
+            _recording_llm(self._memory) as raw,
+            ids.drawing(self._ids),
+        ):
             result = self._memory.add(messages, user_id=self._principal, infer=True)
         if raw and not _remove_code_blocks(raw[0]).strip():
             # Mem0 reads an empty extraction answer as "no facts" without a word; count it.
@@ -191,12 +196,13 @@ class MemoryStore:
             raise ValueError("record text must be non-empty")
         meta = dict(metadata or {})
         _check_user_keys(meta)
-        result = self._memory.add(
-            [{"role": "user", "content": text}],
-            user_id=self._principal,
-            metadata=meta,
-            infer=False,
-        )
+        with ids.drawing(self._ids):
+            result = self._memory.add(
+                [{"role": "user", "content": text}],
+                user_id=self._principal,
+                metadata=meta,
+                infer=False,
+            )
         events = result.get("results", [])
         if len(events) != 1 or events[0].get("event") != "ADD":
             raise RuntimeError(f"mem0 add(infer=False) did not add one record: {result!r}")
@@ -220,16 +226,17 @@ class MemoryStore:
             vector_id=memory_id, vector=None, payload={**changes, "updated_at": now}
         )
         text = existing.payload.get("data")
-        self._memory.db.add_history(
-            memory_id,
-            text,
-            text,
-            METADATA_EVENT,
-            created_at=existing.payload.get("created_at"),
-            updated_at=now,
-            actor_id=existing.payload.get("actor_id"),
-            role=existing.payload.get("role"),
-        )
+        with ids.drawing(self._ids):
+            self._memory.db.add_history(
+                memory_id,
+                text,
+                text,
+                METADATA_EVENT,
+                created_at=existing.payload.get("created_at"),
+                updated_at=now,
+                actor_id=existing.payload.get("actor_id"),
+                role=existing.payload.get("role"),
+            )
 
     def remove(self, memory_ids: Sequence[str], *, missing_ok: bool = False) -> None:
         """Physically remove records: their Qdrant points and every history row of them.
@@ -513,10 +520,13 @@ class Backend:
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
         on_memory: Callable[[Any], None] | None = None,
+        id_seed: int = 0,
     ) -> None:
         """``on_memory`` is called with every new ``mem0.Memory`` once it is set up (after
-        the timing wrappers), e.g. to install an LLM cache; it runs for clones too."""
+        the timing wrappers), e.g. to install an LLM cache; it runs for clones too.
+        ``id_seed`` seeds every store's record-id sequence (place.memory.ids)."""
         self.run_dir = Path(run_dir)
+        self.id_seed = int(id_seed)
         self._on_memory = on_memory
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.llm_config = llm_config
@@ -664,6 +674,7 @@ class Backend:
             raise RuntimeError("mem0 telemetry is on; import place.memory before mem0")
         from mem0.memory import main as mem0_main
 
+        ids.install()
         config = build_mem0_config(
             name=name,
             run_dir=self.run_dir,

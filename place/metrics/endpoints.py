@@ -6,18 +6,20 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from place.lexicon.outcome import f1
+from place.lexicon.outcome import f1, gold_outcome
 from place.records import (
     PRODUCER_OF,
     CheckpointRecord,
     ForgetRecord,
+    ProbeRead,
     ProbeRecord,
     QueryRecord,
 )
 
 
-def _facts(rows: Iterable[Sequence[str]]) -> frozenset[tuple[str, ...]]:
-    return frozenset(tuple(r) for r in rows)
+def _facts(rows: Iterable[Sequence[str | None]]) -> frozenset[tuple[str, ...]]:
+    """Distinct (entity, predicate, value, scope) facts; a window, if present, is dropped."""
+    return frozenset(tuple(r[:4]) for r in rows)  # type: ignore[misc]
 
 
 def mean(values: Sequence[float]) -> float:
@@ -29,8 +31,12 @@ def checkpoint_f1(record: CheckpointRecord) -> float:
 
 
 def state_items(checkpoints: Iterable[CheckpointRecord], condition: str) -> list[CheckpointRecord]:
-    """The post-update checkpoints of one condition, in trajectory order."""
-    return [c for c in checkpoints if c.condition == condition and c.checkpoint == "post-update"]
+    """The post-update checkpoints of one condition (world a), in trajectory order."""
+    return [
+        c
+        for c in checkpoints
+        if c.condition == condition and c.checkpoint == "post-update" and c.world == "a"
+    ]
 
 
 def state_correctness(checkpoints: Iterable[CheckpointRecord], condition: str) -> float:
@@ -41,26 +47,37 @@ def state_correctness(checkpoints: Iterable[CheckpointRecord], condition: str) -
 class Factorization:
     ok: bool
     checkpoints: int
+    """Distinct (turn, kind, world, query) checkpoints compared."""
     mismatches: list[str]
-    """`turn (kind): Native != QASC` for every checkpoint where a row's readbacks differ."""
+    """`turn (kind, world w): Native != QASC` for every checkpoint where a row's readbacks
+    differ, in record order (the first is the first mismatching checkpoint of the run)."""
 
 
 def factorization(checkpoints: Iterable[CheckpointRecord]) -> Factorization:
-    """Both read policies of a row must have observed the same readback at every checkpoint."""
-    seen: dict[tuple[str, str], dict[str, frozenset]] = defaultdict(dict)
+    """Every read policy of a write row must have observed the same readback at every
+    checkpoint, in world a and in every world b (method.md §4)."""
+    seen: dict[tuple[str, str, str, str | None], dict[str, frozenset]] = defaultdict(dict)
     for c in checkpoints:
-        seen[(c.turn, c.checkpoint)][c.condition] = _facts(c.observed)
+        seen[(c.turn, c.checkpoint, c.world, c.query)][c.condition] = frozenset(
+            tuple(f) for f in c.observed
+        )
+    rows: dict[str, list[str]] = defaultdict(list)
+    for condition, producer in PRODUCER_OF.items():
+        rows[producer].append(condition)
     mismatches = []
-    for (turn, kind), by_condition in seen.items():
-        for left, right in (("Native", "QASC"), ("CSS", "PLACE")):
-            if (
-                left in by_condition
-                and right in by_condition
-                and by_condition[left] != by_condition[right]
-            ):
-                mismatches.append(f"{turn} ({kind}): {left} != {right}")
-            elif (left in by_condition) != (right in by_condition):
-                mismatches.append(f"{turn} ({kind}): only one of {left}, {right} recorded")
+    for (turn, kind, world, _query), by_condition in seen.items():
+        where = f"{turn} ({kind}, world {world})"
+        for conditions in rows.values():
+            present = [c for c in conditions if c in by_condition]
+            if not present:
+                continue
+            if len(present) != len(conditions):
+                mismatches.append(f"{where}: only {', '.join(present)} of the row recorded")
+                continue
+            first = present[0]
+            for other in present[1:]:
+                if by_condition[other] != by_condition[first]:
+                    mismatches.append(f"{where}: {first} != {other}")
     return Factorization(not mismatches, len(seen), mismatches)
 
 
@@ -71,7 +88,8 @@ def primary(
 
 
 def answer_score(q: QueryRecord) -> float:
-    return f1(frozenset(q.outcome), frozenset(q.gold))
+    """F1(Ω, gold), an empty gold read as {ABSTAIN}."""
+    return f1(frozenset(q.outcome), gold_outcome(q.gold))
 
 
 def answer_correctness(queries: Iterable[QueryRecord], condition: str) -> float:
@@ -83,7 +101,7 @@ def supported(exposed_facts: frozenset, authorized: frozenset) -> bool:
     return authorized <= exposed_facts
 
 
-def exposed_facts(q: QueryRecord | ProbeRecord) -> frozenset[tuple[str, ...]]:
+def exposed_facts(q: QueryRecord | ProbeRead) -> frozenset[tuple[str, ...]]:
     """Facts readable (β) from the exposed items."""
     return frozenset(
         (f.entity, f.predicate, f.value, f.scope)
@@ -93,7 +111,7 @@ def exposed_facts(q: QueryRecord | ProbeRecord) -> frozenset[tuple[str, ...]]:
     )
 
 
-def has_ineligible_exposure(q: QueryRecord | ProbeRecord) -> bool:
+def has_ineligible_exposure(q: QueryRecord | ProbeRead) -> bool:
     return any(item.ineligible for item in q.exposed)
 
 
@@ -102,7 +120,7 @@ def joint_success(q: QueryRecord) -> bool:
         q.state_correct
         and supported(exposed_facts(q), _facts(q.authorized))
         and not has_ineligible_exposure(q)
-        and set(q.outcome) == set(q.gold)
+        and frozenset(q.outcome) == gold_outcome(q.gold)
     )
 
 
@@ -119,8 +137,9 @@ def exposure_rate_queries(queries: Iterable[QueryRecord], condition: str, mode: 
 def leakage_pairs(queries: Iterable[QueryRecord], condition: str) -> dict[str, bool | None]:
     """Per query: True = leaked, False = no leak, None = pair not counted.
 
-    A pair counts only when both worlds' evaluated authorized support equals Q*; pairs with
-    different authorized states are state-mediated, and equal-but-wrong ones are excluded.
+    A pair counts only when Q_eval^(a) = Q_eval^(b) = Q*, each world's evaluated set
+    compared with that world's Q* (and Q*_a = Q*_b); pairs with different authorized states
+    are state-mediated, and equal-but-wrong ones are excluded.
     """
     worlds: dict[str, dict[str, QueryRecord]] = defaultdict(dict)
     for q in queries:
@@ -131,8 +150,13 @@ def leakage_pairs(queries: Iterable[QueryRecord], condition: str) -> dict[str, b
         if "a" not in pair or "b" not in pair:
             continue
         a, b = pair["a"], pair["b"]
-        reference = _facts(a.authorized)
-        counted = _facts(a.evaluated) == reference and _facts(b.evaluated) == reference
+        star_a, star_b = _facts(a.authorized_a), _facts(a.authorized_b or [])
+        counted = (
+            a.authorized_b is not None
+            and star_a == star_b
+            and _facts(a.evaluated) == star_a
+            and _facts(b.evaluated) == star_b
+        )
         out[qid] = (set(a.outcome) != set(b.outcome)) if counted else None
     return out
 
@@ -147,22 +171,26 @@ def _probes(probes: Iterable[ProbeRecord], condition: str) -> list[ProbeRecord]:
 
 
 def needed_support(probes: Iterable[ProbeRecord], condition: str) -> float:
+    """Share of probes with non-empty Q* whose facts are all readable from the clean read."""
     needing = [p for p in _probes(probes, condition) if p.authorized]
-    return mean([float(supported(exposed_facts(p), _facts(p.authorized))) for p in needing])
+    return mean([float(supported(exposed_facts(p.clean), _facts(p.authorized))) for p in needing])
 
 
 def exposure_rate_probes(probes: Iterable[ProbeRecord], condition: str) -> float:
-    return mean([float(has_ineligible_exposure(p)) for p in _probes(probes, condition)])
+    """Share of probes whose clean read exposes an ineligible item."""
+    return mean([float(has_ineligible_exposure(p.clean)) for p in _probes(probes, condition)])
 
 
 def conflict_harmed(p: ProbeRecord) -> bool:
-    """Wrong, and carrying the injected value."""
-    outcome = set(p.outcome or [])
-    return outcome != set(p.gold) and p.conflict_value in outcome
+    """The injected read's answer is wrong and carries the injected value."""
+    if p.injected is None:
+        return False
+    outcome = frozenset(p.injected.outcome or [])
+    return outcome != gold_outcome(p.gold) and p.conflict_value in outcome
 
 
 def conflict_harm(probes: Iterable[ProbeRecord], condition: str) -> float:
-    conflict = [p for p in _probes(probes, condition) if p.conflict_value is not None]
+    conflict = [p for p in _probes(probes, condition) if p.injected is not None]
     return mean([float(conflict_harmed(p)) for p in conflict])
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from place.eligibility import Interpretation, is_eligible
 from place.errors import Problem
-from place.reference.lifecycle import LifecycleError, LifecycleState
+from place.reference.lifecycle import FactRecord, LifecycleError, LifecycleState
 from place.trajectory.model import Fact, Query, Trajectory, Turn
 
 CheckpointKind = Literal["post-update", "pre-query"]
@@ -27,6 +27,8 @@ class Checkpoint:
     conversation: str
     date: dt.date
     state: frozenset[Fact]
+    live: tuple[FactRecord, ...] = ()
+    """The records behind `state`, with their validity windows (for the run records)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,10 @@ class QueryReference:
     """S* at the pre-query checkpoint (world a)."""
     state_b: frozenset[Fact] | None = None
     """S* of world b after the inserted turns (None when the query has no pair)."""
+    live: tuple[FactRecord, ...] = ()
+    """The records behind `state`, with their windows."""
+    live_b: tuple[FactRecord, ...] | None = None
+    """The records behind `state_b`, with their windows."""
 
 
 @dataclass(frozen=True)
@@ -120,17 +126,24 @@ class _Replayer:
                 where = f"conversation {conv.id} > turn {turn.id}"
                 if turn.query is not None:
                     q = turn.query
+                    live = tuple(state.live_records(conv.date))
                     checkpoints.append(
                         Checkpoint(
-                            turn.id, "pre-query", conv.id, conv.date, state.state_at(conv.date)
+                            turn.id,
+                            "pre-query",
+                            conv.id,
+                            conv.date,
+                            state.state_at(conv.date),
+                            live,
                         )
                     )
                     tau = interpretation(q)
-                    support_b, state_b = None, None
+                    support_b, state_b, live_b = None, None, None
                     if q.pair_insert is not None:
                         world = self.world_b(state, q.pair_insert, conv.date)
                         support_b = authorized_support(world, conv.date, tau)
                         state_b = world.state_at(conv.date)
+                        live_b = tuple(world.live_records(conv.date))
                     queries.append(
                         QueryReference(
                             q.id,
@@ -141,13 +154,20 @@ class _Replayer:
                             support_b,
                             state.state_at(conv.date),
                             state_b,
+                            live,
+                            live_b,
                         )
                     )
                 if turn.events:
                     self.apply_turn(state, turn, conv.date, where)
                     checkpoints.append(
                         Checkpoint(
-                            turn.id, "post-update", conv.id, conv.date, state.state_at(conv.date)
+                            turn.id,
+                            "post-update",
+                            conv.id,
+                            conv.date,
+                            state.state_at(conv.date),
+                            tuple(state.live_records(conv.date)),
                         )
                     )
                 for probe in probes_after.get(turn.id, []):

@@ -1,73 +1,20 @@
-"""metrics.json (`place-metrics/1`): every endpoint and effect, computed from records only."""
+"""metrics.json (`place-metrics/2`): every endpoint and effect, computed from records only."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from place.errors import PlaceError
 from place.metrics import effects as fx
 from place.metrics import endpoints as ep
-from place.records import (
-    CONDITIONS,
-    RECORDS_SCHEMA,
-    CheckpointRecord,
-    ForgetRecord,
-    ProbeRecord,
-    QueryRecord,
-    StepRecord,
-)
+from place.records import CONDITIONS, RECORD_FILES, RunRecords
 
-METRICS_SCHEMA = "place-metrics/1"
-RECORD_FILES = {
-    "checkpoint": ("checkpoints.jsonl", CheckpointRecord),
-    "query": ("queries.jsonl", QueryRecord),
-    "probe": ("probes.jsonl", ProbeRecord),
-    "forget": ("forgets.jsonl", ForgetRecord),
-    "step": ("steps.jsonl", StepRecord),
-}
+__all__ = ["METRICS_SCHEMA", "RECORD_FILES", "RunRecords", "compute_metrics", "dump_metrics"]
 
-
-@dataclass
-class RunRecords:
-    checkpoints: list[CheckpointRecord] = field(default_factory=list)
-    queries: list[QueryRecord] = field(default_factory=list)
-    probes: list[ProbeRecord] = field(default_factory=list)
-    forgets: list[ForgetRecord] = field(default_factory=list)
-    steps: list[StepRecord] = field(default_factory=list)
-
-    @classmethod
-    def load(cls, records_dir: Path) -> RunRecords:
-        out = cls()
-        targets = {
-            "checkpoint": out.checkpoints,
-            "query": out.queries,
-            "probe": out.probes,
-            "forget": out.forgets,
-            "step": out.steps,
-        }
-        for kind, (name, model) in RECORD_FILES.items():
-            path = records_dir / name
-            if not path.exists():
-                continue
-            with path.open(encoding="utf-8") as fh:
-                for number, line in enumerate(fh, start=1):
-                    if not line.strip():
-                        continue
-                    try:
-                        targets[kind].append(model.model_validate_json(line))
-                    except ValidationError as exc:
-                        raise PlaceError(
-                            f"{path}: line {number}: not a {RECORDS_SCHEMA} {kind} record "
-                            f"({exc.error_count()} problems, first: {exc.errors()[0]['msg']} at "
-                            f"{'.'.join(map(str, exc.errors()[0]['loc']))})"
-                        ) from None
-        return out
+METRICS_SCHEMA = "place-metrics/2"
+"""/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
+and b with the first mismatch."""
 
 
 def _round(x: float | None) -> float | None:
@@ -142,6 +89,7 @@ def compute_metrics(
             "ok": fact.ok,
             "checkpoints": fact.checkpoints,
             "mismatches": len(fact.mismatches),
+            "first_mismatch": fact.mismatches[0] if fact.mismatches else None,
         },
         "bootstrap": {"seed": seed, "resamples": resamples},
     }

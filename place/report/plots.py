@@ -12,8 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from place.metrics import endpoints as ep
-from place.records import CONDITIONS
-from place.report.metrics import RunRecords
+from place.records import CONDITIONS, RunRecords
 from place.report.tables import EFFECTS
 from place.trajectory.model import FAMILIES
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from place import atomic, faults
 from place.errors import PlaceError
-from place.report.metrics import RunRecords, compute_metrics, dump_metrics
+from place.records import RunRecords
+from place.report.metrics import compute_metrics, dump_metrics
 from place.report.plots import write_plots
+from place.report.provenance import compute_note
 from place.report.tables import all_tables, to_csv, to_latex, to_markdown
 
 
@@ -33,8 +36,10 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     )
 
 
-def write_tables(metrics_docs: list[dict[str, Any]], out_dir: Path, paper: bool) -> None:
-    markdown = []
+def write_tables(
+    metrics_docs: list[dict[str, Any]], out_dir: Path, paper: bool, note: str | None = None
+) -> None:
+    markdown = [f"_{note}_\n"] if note else []
     for table in all_tables(metrics_docs, paper=paper):
         atomic.write_text(out_dir / f"{table.name}.tex", to_latex(table))
         atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
@@ -46,7 +51,10 @@ def write_report(run_dir: Path, paper: bool = False, plots: bool = True) -> dict
     metrics = recompute(run_dir)
     atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
     faults.kill_point("report")
-    write_tables([metrics], run_dir / "tables", paper)
+    note = compute_note(load_manifest(run_dir))
+    if note:
+        print(note, file=sys.stderr)
+    write_tables([metrics], run_dir / "tables", paper, note=note)
     if plots:
         write_plots(RunRecords.load(run_dir / "records"), metrics, run_dir / "plots")
     return metrics

@@ -10,7 +10,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
@@ -25,6 +25,8 @@ class Table:
     title: str
     header: list[str]
     rows: list[list[str]]
+    banner: str | None = None
+    """Shown above the table when a run it reports is invalid (e.g. factorization failed)."""
 
 
 def paper_values() -> dict[str, Any]:
@@ -174,12 +176,29 @@ def table2b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     )
 
 
+def invalid_banner(runs: Sequence[dict[str, Any]]) -> str | None:
+    """The banner every table carries when a run it reports failed the factorization check."""
+    failed = [
+        f"{_label(m)}: first mismatch at {m['factorization'].get('first_mismatch')}"
+        for m in runs
+        if not m["factorization"]["ok"]
+    ]
+    if not failed:
+        return None
+    return (
+        "INVALID: factorization check failed (the read policies of a write row observed "
+        "different stores), so read-side comparisons are not valid; " + "; ".join(failed)
+    )
+
+
 def all_tables(runs: Sequence[dict[str, Any]], paper: bool = False) -> list[Table]:
-    return [f(runs, paper) for f in (table1a, table1b, table2a, table2b)]
+    banner = invalid_banner(runs)
+    return [replace(f(runs, paper), banner=banner) for f in (table1a, table1b, table2a, table2b)]
 
 
 def to_markdown(t: Table) -> str:
-    lines = [
+    lines = [f"> **{t.banner}**", ""] if t.banner else []
+    lines += [
         f"**{t.title}**",
         "",
         "| " + " | ".join(t.header) + " |",
@@ -199,6 +218,7 @@ def to_latex(t: Table) -> str:
         r"\begin{table}[t]",
         r"\centering",
         rf"\caption{{{_latex_escape(t.title)}}}",
+        *([rf"\textbf{{{_latex_escape(t.banner)}}}\\[1ex]"] if t.banner else []),
         rf"\begin{{tabular}}{{{cols}}}",
         r"\toprule",
         " & ".join(_latex_escape(h) for h in t.header) + r" \\",
@@ -212,6 +232,8 @@ def to_latex(t: Table) -> str:
 def to_csv(t: Table) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    if t.banner:  # a comment line: pandas.read_csv(..., comment="#") skips it
+        buf.write(f"# {t.banner}\n")
     writer.writerow(t.header)
     writer.writerows(t.rows)
     return buf.getvalue()

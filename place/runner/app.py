@@ -20,6 +20,8 @@ from place.errors import PlaceError
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 CONFIG_NAME = "config"
 EXIT_USAGE = 2
+EXIT_INVALID = 3
+"""The run finished and its records are kept, but it is invalid (factorization check failed)."""
 
 
 class SweepJobFailed(CompactHydraException):
@@ -112,7 +114,18 @@ def run_main(argv: Sequence[str]) -> int:
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         try:
-            run_experiment(cfg, run_dir)
+            metrics = run_experiment(cfg, run_dir)
+            fact = metrics["factorization"]
+            if not fact["ok"]:
+                print(
+                    f"place run: INVALID: factorization check failed in {run_dir} (first "
+                    f"mismatch: {fact['first_mismatch']}); records kept, manifest and tables "
+                    "marked invalid",
+                    file=sys.stderr,
+                )
+                outcome["code"] = EXIT_INVALID
+                if HydraConfig.get().mode.name == "MULTIRUN":
+                    raise SweepJobFailed(f"place run: sweep job {run_dir} is invalid")
         except PlaceError as exc:
             print(f"place run: error: {exc}", file=sys.stderr)
             outcome["code"] = EXIT_USAGE
@@ -216,6 +229,10 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             cache=stack.cache.stats(),
             mem0_failures=stack.backend.mem0_error_count,
         )
+        fact = metrics["factorization"]
+        if not fact["ok"]:
+            manifest["invalid"] = "factorization"
+            manifest["first_mismatch"] = fact["first_mismatch"]
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return metrics
 

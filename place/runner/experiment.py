@@ -23,20 +23,20 @@ from place.eligibility import Interpretation, is_eligible
 from place.governance.authorizer import NativeRead, QASCRead, ReadDecision
 from place.governance.certifier import Certifier, Provenance
 from place.lexicon import Lexicon
-from place.lexicon.outcome import gold_outcome, outcome
-from place.readback import Readback, is_certified
+from place.lexicon.outcome import outcome
+from place.readback import LIFECYCLE_KEYS, LIFECYCLE_MARKER, Readback, ReadFact, is_certified
 from place.records import (
-    CONDITIONS,
     POLICY_OF,
-    PRODUCER_OF,
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
+    ProbeRead,
     ProbeRecord,
     QueryRecord,
     ReadFactRecord,
     StepRecord,
 )
+from place.reference.lifecycle import FactRecord
 from place.reference.replay import Reference
 from place.runner.journal import Journal
 from place.runner.plan import Unit, build_plan
@@ -48,6 +48,30 @@ SNAPSHOT_SUFFIX = "__pre"
 
 def fact_list(facts: Iterable[Fact | tuple[str, ...]]) -> list[tuple[str, str, str, str]]:
     return sorted(tuple(f) for f in facts)  # type: ignore[misc]
+
+
+def _iso(day: dt.date | None) -> str | None:
+    return None if day is None else day.isoformat()
+
+
+def windowed_list(
+    records: Iterable[FactRecord | ReadFact],
+) -> list[tuple[str, str, str, str, str | None, str | None]]:
+    """Distinct facts with their windows, sorted (None sorts before any date)."""
+    rows = {
+        (r.entity, r.predicate, r.value, r.scope, _iso(r.valid_from), _iso(r.valid_until))
+        for r in records
+    }
+    return sorted(rows, key=lambda row: tuple("" if x is None else x for x in row))
+
+
+def lifecycle_of(metadata: Any) -> dict[str, str | None] | None:
+    """The raw lifecycle metadata of a certified record (None for a plain record)."""
+    meta = dict(metadata or {})
+    if not is_certified(meta):
+        return None
+    keys = (LIFECYCLE_MARKER, *LIFECYCLE_KEYS)
+    return {k: None if meta.get(k) in (None, "") else str(meta[k]) for k in keys}
 
 
 def tau_tuple(tau: Interpretation) -> tuple[str, str, str, str]:
@@ -236,23 +260,56 @@ class Experiment:
             )
         )
 
-    def _checkpoint(self, turn_id: str, kind: str, conv: Conversation) -> None:
-        reference = fact_list(self.checkpoints[(turn_id, kind)].state)
-        for condition in CONDITIONS:
-            # Each condition reads its row store itself: the factorization check compares them.
-            scan = self.stores[PRODUCER_OF[condition]].scan()
-            observed = self.readback.state(scan.points, conv.date)
-            self.journal.append(
-                CheckpointRecord(
-                    turn=turn_id,
-                    checkpoint=kind,
-                    conversation=conv.id,
-                    date=conv.date.isoformat(),
-                    condition=condition,
-                    observed=fact_list(observed),
-                    reference=reference,
+    def _checkpoint(
+        self,
+        turn_id: str,
+        kind: str,
+        conv: Conversation,
+        *,
+        world: str = "a",
+        stores: dict[str, Any] | None = None,
+        reference: Iterable[FactRecord] | None = None,
+        query: str | None = None,
+    ) -> None:
+        stores = stores if stores is not None else self.stores
+        if reference is None:
+            reference = self.checkpoints[(turn_id, kind)].live
+        expected = windowed_list(reference)
+        for row, conditions in ROWS.items():
+            for n, condition in enumerate(conditions):
+                if n == 1 and faults.perturb_due("checkpoint-read"):
+                    self._perturb(stores[row], conv.date)
+                # Each condition reads its row store itself: the factorization check compares.
+                scan = stores[row].scan()
+                observed = [
+                    rf for p in scan.points for rf in self.readback.read_record(p, conv.date)
+                ]
+                self.journal.append(
+                    CheckpointRecord(
+                        turn=turn_id,
+                        checkpoint=kind,  # type: ignore[arg-type]
+                        conversation=conv.id,
+                        date=conv.date.isoformat(),
+                        condition=condition,  # type: ignore[arg-type]
+                        world=world,  # type: ignore[arg-type]
+                        query=query,
+                        observed=windowed_list(observed),
+                        reference=expected,
+                    )
                 )
-            )
+
+    def _perturb(self, store: Any, day: dt.date) -> None:
+        """Fault injection: add a plain record holding a fact the store does not hold."""
+        held = self.readback.state(store.scan().points, day)
+        for _name, predicate in sorted(self.traj.schema.predicates.items()):
+            keyword = predicate.keywords[0]
+            for value in predicate.values:
+                text = f"{keyword}: {value}"
+                facts = self.lexicon.read(text)
+                if facts and not facts & held:
+                    store.add_record(text, {})
+                    return
+        raise RuntimeError("no fact of the schema is missing from the store to perturb it with")
 
     # -- reads and answers --------------------------------------------------------------
 
@@ -293,6 +350,7 @@ class Experiment:
                     text=item.text,
                     score=round(float(item.score or 0.0), 6),
                     facts=facts,
+                    lifecycle=lifecycle_of(item.metadata),
                     ineligible=self.readback.is_ineligible_exposure(item, tau, day),
                 )
             )
@@ -313,7 +371,7 @@ class Experiment:
         query = turn.query
         assert query is not None
         qref = self.ref.query(query.id)
-        self._checkpoint(turn.id, "pre-query", conv)
+        self._checkpoint(turn.id, "pre-query", conv, query=query.id)
         worlds = [("a", self.stores, qref.state, qref.support.facts)]
         clones: dict[str, Any] = {}
         if self.sections.primary and query.pair_insert is not None:
@@ -323,7 +381,17 @@ class Experiment:
             self._write(clones, query.pair_insert, conv, 0, "b", certifier=fork)
             faults.kill_point("pair-world-b")
             assert qref.state_b is not None and qref.support_b is not None
+            self._checkpoint(
+                turn.id,
+                "pre-query",
+                conv,
+                world="b",
+                stores=clones,
+                reference=qref.live_b,
+                query=query.id,
+            )
             worlds.append(("b", clones, qref.state_b, qref.support_b.facts))
+        authorized_b = None if qref.support_b is None else fact_list(qref.support_b.facts)
         try:
             for world, stores, state_ref, support in worlds:
                 for row, conditions in ROWS.items():
@@ -335,6 +403,8 @@ class Experiment:
                             world,
                             stores[row],
                             authorized=fact_list(support),
+                            authorized_a=fact_list(qref.support.facts),
+                            authorized_b=authorized_b,
                             evaluated=fact_list(evaluated),
                             state_correct=state == state_ref,
                         )
@@ -350,6 +420,8 @@ class Experiment:
         store: Any,
         *,
         authorized: list[tuple[str, str, str, str]],
+        authorized_a: list[tuple[str, str, str, str]],
+        authorized_b: list[tuple[str, str, str, str]] | None,
         evaluated: list[tuple[str, str, str, str]],
         state_correct: bool,
     ) -> None:
@@ -386,8 +458,10 @@ class Experiment:
                     admitted=decision.admitted,
                     raw_answer=answer.raw,
                     outcome=sorted(outcome(self.lexicon, answer.raw, query.predicate)),
-                    gold=sorted(gold_outcome(query.gold)),
+                    gold=sorted(query.gold),
                     authorized=authorized,
+                    authorized_a=authorized_a,
+                    authorized_b=authorized_b,
                     evaluated=evaluated,
                     state_correct=state_correct,
                 )
@@ -415,44 +489,59 @@ class Experiment:
 
     def _probe(self, probe: Probe, conv: Conversation) -> None:
         pref = self.probe_refs[probe.id]
-        gold = sorted(gold_outcome(probe.gold))
         for row, conditions in ROWS.items():
-            store, copy = self.stores[row], None
+            clean = {
+                c: self._probe_read(self.stores[row], c, probe, pref.tau, conv) for c in conditions
+            }
+            injected: dict[str, ProbeRead | None] = dict.fromkeys(conditions)
             if probe.conflict is not None:
-                copy = store = self.stores[row].clone(f"{row}__probe")
-                store.add_record(probe.conflict.text, {})  # plain text: no read policy can tell
-                faults.kill_point("probes")
-            try:
-                for condition in conditions:
-                    decision = self._read(
-                        store, POLICY_OF[condition], probe.text, pref.tau, conv.date
-                    )
-                    raw = None
-                    if probe.conflict is not None:
-                        raw = self.answers.answer(probe.text, [i.text for i in decision.items]).raw
-                    self.journal.append(
-                        ProbeRecord(
-                            probe=probe.id,
-                            after=probe.after,
-                            conversation=conv.id,
-                            family=probe.family,
-                            condition=condition,  # type: ignore[arg-type]
-                            tau=tau_tuple(pref.tau),
-                            question=probe.text,
-                            exposed=self._exposed(decision, pref.tau, conv.date),
-                            admitted=decision.admitted,
-                            raw_answer=raw,
-                            outcome=None
-                            if raw is None
-                            else sorted(outcome(self.lexicon, raw, probe.predicate)),
-                            gold=gold,
-                            authorized=fact_list(pref.support.facts),
-                            conflict_value=probe.conflict.value if probe.conflict else None,
+                copy = self.stores[row].clone(f"{row}__probe")
+                try:
+                    copy.add_record(probe.conflict.text, {})  # plain text: no policy can tell
+                    faults.kill_point("probes")
+                    for condition in conditions:
+                        injected[condition] = self._probe_read(
+                            copy, condition, probe, pref.tau, conv, answer=True
                         )
-                    )
-            finally:
-                if copy is not None:
+                finally:
                     copy.drop()
+            for condition in conditions:
+                self.journal.append(
+                    ProbeRecord(
+                        probe=probe.id,
+                        after=probe.after,
+                        conversation=conv.id,
+                        family=probe.family,
+                        condition=condition,  # type: ignore[arg-type]
+                        tau=tau_tuple(pref.tau),
+                        question=probe.text,
+                        clean=clean[condition],
+                        injected=injected[condition],
+                        gold=sorted(probe.gold),
+                        authorized=fact_list(pref.support.facts),
+                        conflict_value=probe.conflict.value if probe.conflict else None,
+                    )
+                )
+
+    def _probe_read(
+        self,
+        store: Any,
+        condition: str,
+        probe: Probe,
+        tau: Interpretation,
+        conv: Conversation,
+        answer: bool = False,
+    ) -> ProbeRead:
+        decision = self._read(store, POLICY_OF[condition], probe.text, tau, conv.date)
+        raw = None
+        if answer:
+            raw = self.answers.answer(probe.text, [i.text for i in decision.items]).raw
+        return ProbeRead(
+            exposed=self._exposed(decision, tau, conv.date),
+            admitted=decision.admitted,
+            raw_answer=raw,
+            outcome=None if raw is None else sorted(outcome(self.lexicon, raw, probe.predicate)),
+        )
 
     # -- deletion residue ---------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from place import atomic, faults
 from place.errors import PlaceError
-from place.report.metrics import RECORD_FILES
+from place.records import RECORD_FILES
 
 PROGRESS_SCHEMA = "place-progress/1"
 

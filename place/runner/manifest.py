@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from place import __version__
+from place.determinism import compute_identity
 
 MANIFEST_SCHEMA = "place-manifest/1"
 PACKAGES = (
@@ -64,6 +65,7 @@ def base_manifest(
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": package_versions(),
+        "compute": compute_identity(),
         "git": git_state(repo),
         "config": config,
         "header": header,

@@ -127,6 +127,7 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
             runtime.embedding_dims,
             qdrant_url=url,
             on_memory=on_memory,
+            id_seed=int(cfg.model.seed),
         )
         stack.backend = backend
         try:

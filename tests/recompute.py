@@ -1,0 +1,280 @@
+"""An independent recomputation of metrics.json from a run directory, written from
+docs/records.md alone.
+
+It imports nothing from `place` (only json and numpy), so it checks the package's metric
+code against the documented definitions rather than against itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CONDITIONS = ("Native", "CSS", "QASC", "PLACE")
+PRODUCER = {"Native": "native", "CSS": "css", "QASC": "native", "PLACE": "css"}
+ROWS = (("Native", "QASC"), ("CSS", "PLACE"))
+ABSTAIN = "ABSTAIN"
+
+
+def load(run_dir: Path, name: str) -> list[dict[str, Any]]:
+    path = run_dir / "records" / name
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def facts(rows: list[list[Any]] | None) -> frozenset[tuple[Any, ...]]:
+    return frozenset(tuple(r[:4]) for r in rows or [])
+
+
+def f1(p: frozenset | set, g: frozenset | set) -> float:
+    if not p and not g:
+        return 1.0
+    both = len(set(p) & set(g))
+    return 0.0 if both == 0 else 2 * both / (len(p) + len(g))
+
+
+def gold_star(gold: list[str]) -> frozenset[str]:
+    return frozenset(gold) or frozenset({ABSTAIN})
+
+
+def mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def rnd(x: float | None) -> float | None:
+    return None if x is None or x != x else round(float(x), 6)
+
+
+def readable(exposed: list[dict[str, Any]]) -> frozenset[tuple[str, ...]]:
+    return frozenset(
+        (f["entity"], f["predicate"], f["value"], f["scope"])
+        for item in exposed
+        for f in item["facts"]
+        if f["readable"]
+    )
+
+
+def ineligible(exposed: list[dict[str, Any]]) -> bool:
+    return any(item["ineligible"] for item in exposed)
+
+
+def joint(q: dict[str, Any]) -> bool:
+    return (
+        q["state_correct"]
+        and facts(q["authorized"]) <= readable(q["exposed"])
+        and not ineligible(q["exposed"])
+        and frozenset(q["outcome"]) == gold_star(q["gold"])
+    )
+
+
+def pairs(queries: list[dict[str, Any]], condition: str) -> dict[str, bool | None]:
+    worlds: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for q in queries:
+        if q["condition"] == condition and q["mode"] == "primary":
+            worlds[q["query"]][q["world"]] = q
+    out: dict[str, bool | None] = {}
+    for qid, pair in worlds.items():
+        if "a" not in pair or "b" not in pair:
+            continue
+        a, b = pair["a"], pair["b"]
+        counted = (
+            a["authorized_b"] is not None
+            and facts(a["authorized_a"]) == facts(a["authorized_b"])
+            and facts(a["evaluated"]) == facts(a["authorized_a"])
+            and facts(b["evaluated"]) == facts(a["authorized_b"])
+        )
+        out[qid] = (set(a["outcome"]) != set(b["outcome"])) if counted else None
+    return out
+
+
+def condition_figures(records: dict[str, list[dict[str, Any]]], c: str) -> dict[str, Any]:
+    checkpoints, queries = records["checkpoints"], records["queries"]
+    probes, forgets = records["probes"], records["forgets"]
+    state = mean(
+        [
+            f1(facts(x["observed"]), facts(x["reference"]))
+            for x in checkpoints
+            if x["condition"] == c and x["checkpoint"] == "post-update" and x["world"] == "a"
+        ]
+    )
+    primary = [
+        q for q in queries if q["condition"] == c and q["mode"] == "primary" and q["world"] == "a"
+    ]
+    loop = [q for q in queries if q["condition"] == c and q["mode"] == "closed_loop"]
+    counted = [v for v in pairs(queries, c).values() if v is not None]
+    mine = [p for p in probes if p["condition"] == c]
+    needing = [p for p in mine if p["authorized"]]
+    conflict = [p for p in mine if p["injected"] is not None]
+    residue: dict[str, bool] = {}
+    for r in forgets:
+        if r["producer"] == PRODUCER[c]:
+            residue[r["event"]] = residue.get(r["event"], False) or bool(r["residue"])
+    return {
+        "state_correctness": rnd(state),
+        "leakage_rate": rnd(mean([float(v) for v in counted])),
+        "leakage_n": len(counted),
+        "answer_correctness": rnd(
+            mean([f1(frozenset(q["outcome"]), gold_star(q["gold"])) for q in primary])
+        ),
+        "joint_success": rnd(mean([float(joint(q)) for q in primary])),
+        "needed_support": rnd(
+            mean(
+                [
+                    float(facts(p["authorized"]) <= readable(p["clean"]["exposed"]))
+                    for p in needing
+                ]
+            )
+        ),
+        "exposure_rate": rnd(mean([float(ineligible(p["clean"]["exposed"])) for p in mine])),
+        "conflict_harm": rnd(
+            mean(
+                [
+                    float(
+                        frozenset(p["injected"]["outcome"] or []) != gold_star(p["gold"])
+                        and p["conflict_value"] in (p["injected"]["outcome"] or [])
+                    )
+                    for p in conflict
+                ]
+            )
+        ),
+        "deletion_residue": rnd(mean([float(v) for v in residue.values()])),
+        "closed_loop": {
+            "state_correctness": rnd(state),
+            "exposure_rate": rnd(mean([float(ineligible(q["exposed"])) for q in loop])),
+            "joint_success": rnd(mean([float(joint(q)) for q in loop])),
+        },
+    }
+
+
+def factorization(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
+    groups: dict[tuple, dict[str, frozenset]] = {}
+    for x in checkpoints:
+        key = (x["turn"], x["checkpoint"], x["world"], x["query"])
+        groups.setdefault(key, {})[x["condition"]] = frozenset(tuple(f) for f in x["observed"])
+    mismatches = []
+    for (turn, kind, world, _q), seen in groups.items():
+        where = f"{turn} ({kind}, world {world})"
+        for row in ROWS:
+            present = [c for c in row if c in seen]
+            if not present:
+                continue
+            if len(present) != len(row):
+                mismatches.append(f"{where}: only {', '.join(present)} of the row recorded")
+                continue
+            for other in present[1:]:
+                if seen[other] != seen[present[0]]:
+                    mismatches.append(f"{where}: {present[0]} != {other}")
+    return {
+        "ok": not mismatches,
+        "checkpoints": len(groups),
+        "mismatches": len(mismatches),
+        "first_mismatch": mismatches[0] if mismatches else None,
+    }
+
+
+def _interval(draws: np.ndarray) -> list[float | None] | None:
+    draws = draws[np.isfinite(draws)]
+    if not draws.size:
+        return None
+    lo, hi = np.percentile(draws, (2.5, 97.5))
+    return [rnd(lo), rnd(hi)]
+
+
+def block_effect(items: dict[str, list[tuple[str, float]]], convs: list[str], fn, seed, R):
+    k = len(convs)
+    pos = {c: i for i, c in enumerate(convs)}
+    sums, counts = {}, {}
+    for condition, rows in items.items():
+        s, n = np.zeros(k), np.zeros(k)
+        for conv, value in rows:
+            s[pos[conv]] += value
+            n[pos[conv]] += 1
+        sums[condition], counts[condition] = s, n
+
+    def means(w: np.ndarray) -> dict[str, np.ndarray]:
+        return {c: (w @ sums[c]) / (w @ counts[c]) for c in sums}
+
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, k, size=(R, k))
+    weights = np.stack([np.bincount(row, minlength=k) for row in idx]).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = fn(means(np.ones((1, k))))[0]
+        draws = fn(means(weights))
+        loco = fn(means(np.ones((k, k)) - np.eye(k))) if k > 1 else np.array([])
+    loco = loco[np.isfinite(loco)]
+    return {
+        "estimate": rnd(estimate) if np.isfinite(estimate) else None,
+        "interval": _interval(draws),
+        "loco_range": [rnd(loco.min()), rnd(loco.max())] if loco.size else None,
+    }
+
+
+def effects(records: dict[str, list[dict[str, Any]]], convs, seed, R) -> dict[str, Any]:
+    state = {
+        c: [
+            (x["conversation"], f1(facts(x["observed"]), facts(x["reference"])))
+            for x in records["checkpoints"]
+            if x["condition"] == c and x["checkpoint"] == "post-update" and x["world"] == "a"
+        ]
+        for c in CONDITIONS
+    }
+    joint_items = {
+        c: [
+            (q["conversation"], float(joint(q)))
+            for q in records["queries"]
+            if q["condition"] == c and q["mode"] == "primary" and q["world"] == "a"
+        ]
+        for c in CONDITIONS
+    }
+    out = {
+        "StateGain": block_effect(state, convs, lambda m: m["CSS"] - m["Native"], seed, R),
+        "JointGain": block_effect(joint_items, convs, lambda m: m["PLACE"] - m["Native"], seed, R),
+        "InteractionGain": block_effect(
+            joint_items,
+            convs,
+            lambda m: (m["PLACE"] - m["CSS"]) - (m["QASC"] - m["Native"]),
+            seed,
+            R,
+        ),
+    }
+    css, place = pairs(records["queries"], "CSS"), pairs(records["queries"], "PLACE")
+    both = sorted(q for q in css if css[q] is not None and place.get(q) is not None)
+    left = np.array([float(css[q]) for q in both])
+    right = np.array([float(place[q]) for q in both])
+    if not both:
+        out["LeakageDrop"] = {"estimate": None, "interval": None, "n": 0}
+    else:
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, len(both), size=(R, len(both)))
+        draws = left[idx].mean(axis=1) - right[idx].mean(axis=1)
+        out["LeakageDrop"] = {
+            "estimate": rnd(left.mean() - right.mean()),
+            "interval": _interval(draws),
+            "n": len(both),
+        }
+    return out
+
+
+def recompute(run_dir: Path) -> dict[str, Any]:
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    records = {
+        name: load(run_dir, f"{name}.jsonl")
+        for name in ("checkpoints", "queries", "probes", "forgets", "steps")
+    }
+    header, seeds = manifest["header"], manifest["seeds"]
+    seed, resamples = int(seeds["bootstrap"]), int(seeds.get("resamples", 4000))
+    return {
+        "schema": "place-metrics/2",
+        "trajectory": header["trajectory"],
+        "model": header["model"],
+        "counts": header["counts"],
+        "conditions": {c: condition_figures(records, c) for c in CONDITIONS},
+        "effects": effects(records, header["conversation_ids"], seed, resamples),
+        "factorization": factorization(records["checkpoints"]),
+        "bootstrap": {"seed": seed, "resamples": resamples},
+    }
