@@ -151,7 +151,11 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     # `place run` is handed to Hydra before argparse sees it; listed here for --help only.
-    sub.add_parser("run", help="run the factorial: place run [key=value ...] [-m] (Hydra)")
+    sub.add_parser(
+        "run",
+        help="run the factorial: place run [key=value ...] [-m] (Hydra); with --check: only "
+        "check every value of every job (and the Ollama server), create nothing",
+    )
 
     p = sub.add_parser("validate", help="validate trajectory files")
     p.add_argument("files", nargs="+")

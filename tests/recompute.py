@@ -124,10 +124,7 @@ def condition_figures(records: dict[str, list[dict[str, Any]]], c: str) -> dict[
         "joint_success": rnd(mean([float(joint(q)) for q in primary])),
         "needed_support": rnd(
             mean(
-                [
-                    float(facts(p["authorized"]) <= readable(p["clean"]["exposed"]))
-                    for p in needing
-                ]
+                [float(facts(p["authorized"]) <= readable(p["clean"]["exposed"])) for p in needing]
             )
         ),
         "exposure_rate": rnd(mean([float(ineligible(p["clean"]["exposed"])) for p in mine])),

@@ -27,10 +27,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
     m = metrics(cold_run)
     c = m["conditions"]
-    assert m["schema"] == "place-metrics/1"
+    assert m["schema"] == "place-metrics/2"
     assert m["factorization"]["ok"] and m["factorization"]["mismatches"] == 0
+    # Every post-update and pre-query checkpoint of world a, and every world b.
     assert m["factorization"]["checkpoints"] == (
-        m["counts"]["post_update_checkpoints"] + m["counts"]["pre_query_checkpoints"]
+        m["counts"]["post_update_checkpoints"]
+        + m["counts"]["pre_query_checkpoints"]
+        + m["counts"]["pairs"]
     )
     assert c["CSS"]["state_correctness"] == 1.0
     assert c["PLACE"]["state_correctness"] == 1.0
@@ -52,6 +55,66 @@ def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
             assert (cold_run / "tables" / f"{name}.{ext}").stat().st_size > 0
     for plot in ("state_correctness", "effects", "families"):
         assert (cold_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_records_carry_what_a_recomputation_needs(cold_run: Path) -> None:
+    def lines(name: str) -> list[dict]:
+        return [json.loads(x) for x in (cold_run / "records" / name).read_text().splitlines()]
+
+    checkpoints, queries, probes = (
+        lines("checkpoints.jsonl"),
+        lines("queries.jsonl"),
+        lines("probes.jsonl"),
+    )
+    m = metrics(cold_run)
+    world_b = {c["query"] for c in checkpoints if c["world"] == "b"}
+    assert len(world_b) == m["counts"]["pairs"]
+    assert all(len(f) == 6 for c in checkpoints for f in c["observed"] + c["reference"])
+    # Scheduled and windowed facts of the smoke trajectory show up with their windows.
+    assert any(f[4] or f[5] for c in checkpoints for f in c["reference"])
+    assert all("authorized_a" in q and "authorized_b" in q for q in queries)
+    certified = [
+        e for q in queries if q["condition"] == "PLACE" for e in q["exposed"] if e["lifecycle"]
+    ]
+    assert certified and all(e["lifecycle"]["status"] for e in certified)
+    conflict = [p for p in probes if p["conflict_value"] is not None]
+    assert conflict and all(p["injected"]["raw_answer"] is not None for p in conflict)
+    assert all(p["clean"]["raw_answer"] is None for p in probes)
+    assert all(p["injected"] is None for p in probes if p["conflict_value"] is None)
+
+
+def test_a_factorization_mismatch_invalidates_the_run(cold_run: Path, tmp_path: Path) -> None:
+    """A fault perturbs the Native row's store between its two reads at the first checkpoint:
+    the run keeps its records, is marked invalid, and `place run`/`place report` exit 3."""
+    run_dir = tmp_path / "perturbed"
+    run_dir.mkdir()
+    shutil.copy(cold_run / "llm_cache.sqlite", run_dir / "llm_cache.sqlite")
+    proc = place_run(
+        run_dir, "experiment=primary", env={"PLACE_FAULT": "checkpoint-read@1:perturb"}
+    )
+    out = proc.communicate(timeout=1800)[0].decode()
+    assert proc.returncode == 3, out[-3000:]
+    assert "INVALID: factorization" in out and "Traceback" not in out
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["invalid"] == "factorization"
+    first = manifest["first_mismatch"]
+    assert first.endswith("(post-update, world a): Native != QASC"), first
+    m = metrics(run_dir)
+    assert not m["factorization"]["ok"] and m["factorization"]["first_mismatch"] == first
+    assert (run_dir / "records" / "queries.jsonl").stat().st_size > 0  # records kept
+    for name in ("table1a", "table1b", "table2a", "table2b"):
+        assert "INVALID: factorization" in (run_dir / "tables" / f"{name}.tex").read_text()
+        assert (run_dir / "tables" / f"{name}.csv").read_text().startswith("# INVALID")
+    assert (run_dir / "tables" / "tables.md").read_text().count("> **INVALID") == 4
+    report = subprocess.run(
+        [*PLACE, "report", str(run_dir), "--no-plots"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert report.returncode == 3, report.stderr
+    assert "INVALID" in report.stderr and "Traceback" not in report.stderr
 
 
 def test_report_recomputes_metrics_from_records_alone(cold_run: Path, tmp_path: Path) -> None:

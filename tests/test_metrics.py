@@ -204,9 +204,7 @@ def test_joint_success_needs_state_support_no_exposure_and_right_answer() -> Non
         query(exposed=[], outcome=("ABSTAIN",), gold=(), authorized=(), evaluated=())
     )
     # The metric itself reads the trajectory's empty gold as ABSTAIN: an empty Ω is wrong.
-    assert not ep.joint_success(
-        query(exposed=[], outcome=(), gold=(), authorized=(), evaluated=())
-    )
+    assert not ep.joint_success(query(exposed=[], outcome=(), gold=(), authorized=(), evaluated=()))
 
 
 def test_answer_correctness_is_f1_of_outcome_against_gold() -> None:

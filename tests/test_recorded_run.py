@@ -20,13 +20,20 @@ from place.runner.replay import replay_argv
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 ROOT = Path(__file__).parents[1]
-RECORDED = ROOT / "experiments" / "primary" / "smollm2-135m"
+RUNS = {
+    "primary": ROOT / "experiments" / "primary" / "smollm2-135m",
+    "smoke": ROOT / "experiments" / "smoke" / "smollm2-135m",
+}
+recorded = pytest.mark.parametrize("RECORDED", list(RUNS.values()), ids=list(RUNS))
 
 
-def test_the_recorded_run_is_committed_complete() -> None:
+@recorded
+def test_the_recorded_run_is_committed_complete(RECORDED: Path) -> None:
     manifest = json.loads((RECORDED / "manifest.json").read_text())
     assert manifest["status"] == "complete"
-    assert manifest["header"]["trajectory"]["id"] == "primary"
+    assert "invalid" not in manifest
+    assert manifest["git"]["dirty"] is False  # recorded on a clean commit
+    assert manifest["header"]["trajectory"]["id"] == RECORDED.parent.name
     for name in ("checkpoints", "queries", "probes", "steps", "forgets"):
         assert (RECORDED / "records" / f"{name}.jsonl").stat().st_size > 0
     # hashes and responses only: the cache has no column that could hold a prompt
@@ -37,7 +44,8 @@ def test_the_recorded_run_is_committed_complete() -> None:
     assert columns == ["key", "response", "created"]
 
 
-def test_recorded_run_replays_to_identical_metrics(tmp_path: Path) -> None:
+@recorded
+def test_recorded_run_replays_to_identical_metrics(RECORDED: Path, tmp_path: Path) -> None:
     manifest = json.loads((RECORDED / "manifest.json").read_text())
     cache = tmp_path / "llm_cache.sqlite"
     shutil.copy(RECORDED / "llm_cache.sqlite", cache)
@@ -56,7 +64,11 @@ def test_recorded_run_replays_to_identical_metrics(tmp_path: Path) -> None:
     assert json.loads((run_dir / "manifest.json").read_text())["cache"]["misses"] == 0
 
 
-def test_recorded_metrics_are_recomputable_from_its_records(tmp_path: Path) -> None:
+@recorded
+def test_recorded_metrics_are_recomputable_from_its_records(
+    RECORDED: Path,
+    tmp_path: Path,
+) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(RECORDED / "records", copy / "records")
     shutil.copy(RECORDED / "manifest.json", copy / "manifest.json")

