@@ -22,22 +22,11 @@ RECORDS_SCHEMA = "place-records/2"
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
 clean and injected reads of conflict probes, golds as written in the trajectory."""
 
-Condition = Literal["Native", "CSS", "QASC", "PLACE"]
-CONDITIONS: tuple[Condition, ...] = ("Native", "CSS", "QASC", "PLACE")
-Producer = Literal["native", "css"]
-ReadPolicy = Literal["native", "qasc"]
-PRODUCER_OF: dict[str, Producer] = {
-    "Native": "native",
-    "CSS": "css",
-    "QASC": "native",
-    "PLACE": "css",
-}
-POLICY_OF: dict[str, ReadPolicy] = {
-    "Native": "native",
-    "CSS": "native",
-    "QASC": "qasc",
-    "PLACE": "qasc",
-}
+Condition = str
+"""A condition name of the run's design (place/design.py): the paper's Native, CSS, QASC,
+PLACE, or `<Producer>/<Policy>` such as `Append/QASC`. The manifest header says which."""
+Producer = str
+"""A registered producer name (native, append, css, ...)."""
 
 FactList = list[tuple[str, str, str, str]]
 """Facts as sorted [entity, predicate, value, scope] lists."""

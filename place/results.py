@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from place.design import Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
 
@@ -42,6 +43,11 @@ class Run:
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
+
+
+def run_design(manifest: dict[str, Any]) -> Design:
+    """The design a run used (its manifest header); runs without one are the paper's."""
+    return Design.from_json(manifest.get("header", {}).get("design"))
 
 
 def load_run(path: str | Path) -> Run:
@@ -77,7 +83,7 @@ def load_run(path: str | Path) -> Run:
         ]
     )
     pair_rows = []
-    for condition in ("Native", "CSS", "QASC", "PLACE"):
+    for condition in run_design(manifest).names:
         leaks = ep.leakage_pairs(records.queries, condition)
         by_key = {
             (q.query, q.world): q

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from place.design import PAPER
 from place.metrics import endpoints as ep
 from place.records import (
-    CONDITIONS,
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
@@ -36,6 +36,7 @@ FLIGHT = ("sam", "flight_time", "09:40", "trip")
 OLD_FLIGHT = ("sam", "flight_time", "07:15", "trip")
 BUDGET = ("sam", "budget", "1200", "trip")
 NATIVE_SIDE = ("Native", "QASC")
+CONDITIONS = PAPER.names
 
 
 def item(fact: tuple[str, str, str, str], ineligible: bool = False) -> ExposedRecord:

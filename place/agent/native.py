@@ -18,7 +18,9 @@ class DialogueStore(Protocol):
     def memory(self) -> Any: ...
     @property
     def last_add_errors(self) -> tuple[str, ...]: ...
-    def add_dialogue(self, messages: list[dict[str, Any]]) -> dict[str, Any]: ...
+    def add_dialogue(
+        self, messages: list[dict[str, Any]], metadata: dict[str, Any] | None = None
+    ) -> dict[str, Any]: ...
 
 
 def as_message(turn: Turn) -> dict[str, str]:
@@ -48,13 +50,26 @@ class NativeWrite:
     failures: list[str] = field(default_factory=list)
 
 
+def dialogue_messages(turns: Sequence[Turn]) -> list[dict[str, str]] | None:
+    """The messages an application passes to Mem0 for one update step (query turns are reads
+    and are not written); None when the step has no user message, so nothing is added."""
+    messages = [as_message(t) for t in turns if t.query is None]
+    return messages if any(m["role"] == "user" for m in messages) else None
+
+
 class NativeWriter:
-    def write(self, store: DialogueStore, turns: Sequence[Turn], day: dt.date) -> NativeWrite:
-        messages = [as_message(t) for t in turns if t.query is None]
-        if not any(m["role"] == "user" for m in messages):
+    def write(
+        self,
+        store: DialogueStore,
+        turns: Sequence[Turn],
+        day: dt.date,
+        metadata: dict[str, Any] | None = None,
+    ) -> NativeWrite:
+        messages = dialogue_messages(turns)
+        if messages is None:
             return NativeWrite()
         store.memory.config.custom_fact_extraction_prompt = extraction_prompt(day)
-        result = store.add_dialogue(messages)
+        result = store.add_dialogue(messages, metadata)
         # Mem0 swallows a failed update-decision call as "no change"; surface it instead.
         pending = getattr(store.memory.llm, "raise_pending", None)
         if pending is not None:

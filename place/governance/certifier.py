@@ -87,6 +87,8 @@ def metadata_for(record: FactRecord, provenance: Provenance) -> dict[str, Any]:
         "source_turn": provenance.turn,
         "conversation": provenance.conversation,
         "recorded_at": provenance.recorded_at.isoformat(),
+        # Every producer's records carry the date they were written on (decay reads it).
+        "written_on": provenance.recorded_at.isoformat(),
         "trust": TRUST,
     }
 

@@ -162,8 +162,11 @@ class MemoryStore:
 
     # -- writes --------------------------------------------------------------------------
 
-    def add_dialogue(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        """Native write: Mem0's own LLM-driven ``add(messages, user_id, infer=True)``.
+    def add_dialogue(
+        self, messages: list[dict[str, Any]], metadata: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Native write: Mem0's own LLM-driven ``add(messages, user_id, infer=True)``;
+        ``metadata`` (e.g. ``written_on``) lands on every record it adds or updates.
 
         Returns Mem0's result (``{"results": [{"id", "memory", "event", ...}]}`` with events
         ADD/UPDATE/DELETE). Mem0 1.0.11 swallows unparsable LLM output (it logs an error and
@@ -176,7 +179,9 @@ class MemoryStore:
             _recording_llm(self._memory) as raw,
             ids.drawing(self._ids),
         ):
-            result = self._memory.add(messages, user_id=self._principal, infer=True)
+            result = self._memory.add(
+                messages, user_id=self._principal, infer=True, metadata=_user_meta(metadata)
+            )
         if raw and not _remove_code_blocks(raw[0]).strip():
             # Mem0 reads an empty extraction answer as "no facts" without a word; count it.
             records.append(EMPTY_EXTRACTION)
@@ -184,6 +189,18 @@ class MemoryStore:
         self.last_llm_responses = tuple(raw)
         self._backend.note_mem0_errors(len(records))
         return dict(result)
+
+    def add_messages(
+        self, messages: list[dict[str, Any]], metadata: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Raw memory: Mem0 ``add(messages, infer=False)`` stores each message verbatim as
+        its own record (no LLM); returns the stored texts in order."""
+        self._check_open()
+        with ids.drawing(self._ids):
+            result = self._memory.add(
+                messages, user_id=self._principal, metadata=_user_meta(metadata), infer=False
+            )
+        return [str(r.get("memory", "")) for r in result.get("results", [])]
 
     def add_record(self, text: str, metadata: Mapping[str, Any] | None = None) -> str:
         """Store ``text`` verbatim (Mem0 ``add(infer=False)``) with ``metadata``; return its id.
@@ -727,6 +744,14 @@ def _user_condition(principal: str) -> Any:
     from qdrant_client import models
 
     return models.FieldCondition(key="user_id", match=models.MatchValue(value=principal))
+
+
+def _user_meta(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not metadata:
+        return None
+    meta = dict(metadata)
+    _check_user_keys(meta)
+    return meta
 
 
 def _check_user_keys(meta: Mapping[str, Any]) -> None:

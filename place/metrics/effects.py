@@ -1,8 +1,10 @@
-"""The four effects of method.md §5 and their seeded intervals.
+"""The effects of method.md §5 and §8 and their seeded intervals.
 
 LeakageDrop has a pair-level bootstrap (pairs resampled jointly across conditions). The
 longitudinal effects treat the trajectory as one unit: they get a conversation-block
-bootstrap and the leave-one-conversation-out (LOCO) range, reported descriptively.
+bootstrap and the leave-one-conversation-out (LOCO) range, reported descriptively. The
+extended design's per-producer and per-policy effects (§8) reuse the same machinery; the
+utility contrasts (SupportCost, ExposureGap) resample probes jointly.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from place.design import PAPER, Design
 from place.metrics.endpoints import (
     checkpoint_f1,
+    exposed_facts,
+    has_ineligible_exposure,
     joint_success,
     leakage_pairs,
     primary,
     state_items,
+    supported,
 )
-from place.records import CheckpointRecord, QueryRecord
+from place.records import CheckpointRecord, ProbeRecord, QueryRecord
 
 RESAMPLES = 4000
 PERCENTILES = (2.5, 97.5)
@@ -51,13 +57,48 @@ def pair_bootstrap(
     return Effect(float(left.mean() - right.mean()), percentile_interval(draws), n=n)
 
 
-def leakage_drop(queries: Sequence[QueryRecord], seed: int, resamples: int = RESAMPLES) -> Effect:
-    """LR(CSS) - LR(PLACE) over the pairs counted in both."""
-    css, place = leakage_pairs(queries, "CSS"), leakage_pairs(queries, "PLACE")
-    both = sorted(q for q in css if css[q] is not None and place.get(q) is not None)
-    left = np.array([float(css[q]) for q in both])
-    right = np.array([float(place[q]) for q in both])
-    return pair_bootstrap(left, right, seed, resamples)
+def leakage_drop(
+    queries: Sequence[QueryRecord],
+    seed: int,
+    resamples: int = RESAMPLES,
+    left: str = "CSS",
+    right: str = "PLACE",
+) -> Effect:
+    """LR(left) - LR(right) over the pairs counted in both (paper: CSS - PLACE)."""
+    a, b = leakage_pairs(queries, left), leakage_pairs(queries, right)
+    both = sorted(q for q in a if a[q] is not None and b.get(q) is not None)
+    x = np.array([float(a[q]) for q in both])
+    y = np.array([float(b[q]) for q in both])
+    return pair_bootstrap(x, y, seed, resamples)
+
+
+def probe_contrast(
+    probes: Sequence[ProbeRecord],
+    left: str,
+    right: str,
+    endpoint: str,
+    seed: int,
+    resamples: int = RESAMPLES,
+) -> Effect:
+    """mean endpoint(left) - mean endpoint(right) over the same probes, resampled jointly.
+
+    `needed_support`: probes with non-empty Q*, 1 when Q* is readable from the clean read;
+    `exposure_rate`: all probes, 1 when the clean read exposes an ineligible item."""
+    by = {c: {p.probe: p for p in probes if p.condition == c} for c in (left, right)}
+    ids = sorted(set(by[left]) & set(by[right]))
+
+    def value(p: ProbeRecord) -> float:
+        if endpoint == "needed_support":
+            return float(
+                supported(exposed_facts(p.clean), frozenset(tuple(f) for f in p.authorized))
+            )
+        return float(has_ineligible_exposure(p.clean))
+
+    if endpoint == "needed_support":
+        ids = [i for i in ids if by[left][i].authorized]
+    x = np.array([value(by[left][i]) for i in ids])
+    y = np.array([value(by[right][i]) for i in ids])
+    return pair_bootstrap(x, y, seed, resamples)
 
 
 @dataclass(frozen=True)
@@ -125,32 +166,85 @@ def interaction_gain(m: Mapping[str, np.ndarray]) -> np.ndarray:
     return (m["PLACE"] - m["CSS"]) - (m["QASC"] - m["Native"])
 
 
-CONDITIONS = ("Native", "CSS", "QASC", "PLACE")
-
-
 def longitudinal_effects(
     checkpoints: Sequence[CheckpointRecord],
     queries: Sequence[QueryRecord],
     conversations: Sequence[str],
     seed: int,
     resamples: int = RESAMPLES,
+    design: Design = PAPER,
 ) -> dict[str, Effect]:
+    """The paper's longitudinal effects (those whose conditions the design has), then
+    StateGain_P = SC(CSS) - SC(P/Native) for every producer P outside the paper's two."""
+    names = design.names
     state = block_totals(
         {
             c: [(x.conversation, checkpoint_f1(x)) for x in state_items(checkpoints, c)]
-            for c in CONDITIONS
+            for c in names
         },
         conversations,
     )
     joint = block_totals(
         {
             c: [(q.conversation, float(joint_success(q))) for q in primary(queries, c)]
-            for c in CONDITIONS
+            for c in names
         },
         conversations,
     )
-    return {
-        "StateGain": block_effect(state, state_gain, seed, resamples),
-        "JointGain": block_effect(joint, joint_gain, seed, resamples),
-        "InteractionGain": block_effect(joint, interaction_gain, seed, resamples),
-    }
+    out: dict[str, Effect] = {}
+    if design.has("CSS", "Native"):
+        out["StateGain"] = block_effect(state, state_gain, seed, resamples)
+    if design.has("PLACE", "Native"):
+        out["JointGain"] = block_effect(joint, joint_gain, seed, resamples)
+    if design.has("Native", "CSS", "QASC", "PLACE"):
+        out["InteractionGain"] = block_effect(joint, interaction_gain, seed, resamples)
+    for producer in extra_producers(design):
+        row = design.condition_name(producer, "native")
+        if design.has("CSS", row):
+            out[f"StateGain_{display(producer)}"] = block_effect(
+                state, lambda m, row=row: m["CSS"] - m[row], seed, resamples
+            )
+    return out
+
+
+def extra_producers(design: Design) -> list[str]:
+    return [p for p in design.producers if p not in PAPER.producers]
+
+
+def extra_policies(design: Design) -> list[str]:
+    return [r for r in design.policies if r not in PAPER.policies]
+
+
+def display(name: str) -> str:
+    from place.design import POLICY_DISPLAY, PRODUCER_DISPLAY
+
+    return PRODUCER_DISPLAY.get(name) or POLICY_DISPLAY.get(name) or name
+
+
+def extended_effects(
+    queries: Sequence[QueryRecord],
+    probes: Sequence[ProbeRecord],
+    seed: int,
+    resamples: int = RESAMPLES,
+    design: Design = PAPER,
+) -> dict[str, Effect]:
+    """method.md §8: LeakageDrop_P for every extra producer; SupportCost_R and ExposureGap_R
+    on the CSS row for every extra policy."""
+    out: dict[str, Effect] = {}
+    for producer in extra_producers(design):
+        native = design.condition_name(producer, "native")
+        qasc = design.condition_name(producer, "qasc")
+        if design.has(native, qasc):
+            out[f"LeakageDrop_{display(producer)}"] = leakage_drop(
+                queries, seed, resamples, left=native, right=qasc
+            )
+    for policy in extra_policies(design):
+        css_r = design.condition_name("css", policy)
+        if design.has("PLACE", css_r):
+            out[f"SupportCost_{display(policy)}"] = probe_contrast(
+                probes, "PLACE", css_r, "needed_support", seed, resamples
+            )
+            out[f"ExposureGap_{display(policy)}"] = probe_contrast(
+                probes, css_r, "PLACE", "exposure_rate", seed, resamples
+            )
+    return out

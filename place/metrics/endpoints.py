@@ -6,9 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from place.design import PAPER, Design
 from place.lexicon.outcome import f1, gold_outcome
 from place.records import (
-    PRODUCER_OF,
     CheckpointRecord,
     ForgetRecord,
     ProbeRead,
@@ -53,7 +53,7 @@ class Factorization:
     differ, in record order (the first is the first mismatching checkpoint of the run)."""
 
 
-def factorization(checkpoints: Iterable[CheckpointRecord]) -> Factorization:
+def factorization(checkpoints: Iterable[CheckpointRecord], design: Design = PAPER) -> Factorization:
     """Every read policy of a write row must have observed the same readback at every
     checkpoint, in world a and in every world b (method.md §4)."""
     seen: dict[tuple[str, str, str, str | None], dict[str, frozenset]] = defaultdict(dict)
@@ -61,9 +61,7 @@ def factorization(checkpoints: Iterable[CheckpointRecord]) -> Factorization:
         seen[(c.turn, c.checkpoint, c.world, c.query)][c.condition] = frozenset(
             tuple(f) for f in c.observed
         )
-    rows: dict[str, list[str]] = defaultdict(list)
-    for condition, producer in PRODUCER_OF.items():
-        rows[producer].append(condition)
+    rows = design.rows
     mismatches = []
     for (turn, kind, world, _query), by_condition in seen.items():
         where = f"{turn} ({kind}, world {world})"
@@ -194,9 +192,11 @@ def conflict_harm(probes: Iterable[ProbeRecord], condition: str) -> float:
     return mean([float(conflict_harmed(p)) for p in conflict])
 
 
-def deletion_residue(forgets: Iterable[ForgetRecord], condition: str) -> float | None:
+def deletion_residue(
+    forgets: Iterable[ForgetRecord], condition: str, design: Design = PAPER
+) -> float | None:
     """Share of `forget` events after which a forgotten value could still be found."""
-    producer = PRODUCER_OF[condition]
+    producer = design.producer_of(condition)
     by_event: dict[str, bool] = {}
     for r in forgets:
         if r.producer == producer:

@@ -14,9 +14,24 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
-from place.records import CONDITIONS
+from place.design import PAPER
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
+CONDITIONS = PAPER.names
+"""The paper's four conditions: the rows of its published values."""
+
+
+def _conditions(m: dict[str, Any]) -> list[str]:
+    """The run's conditions in its design's order (metrics.json keeps that order)."""
+    return list(m["conditions"])
+
+
+def _effect_names(runs: Sequence[dict[str, Any]]) -> list[str]:
+    """The paper's four effects, then every other effect any run reports, in order."""
+    names = list(EFFECTS)
+    for m in runs:
+        names += [n for n in m["effects"] if n not in names]
+    return names
 
 
 @dataclass(frozen=True)
@@ -51,7 +66,7 @@ def _label(metrics: dict[str, Any]) -> str:
 def table1a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     rows = []
     for m in runs:
-        for c in CONDITIONS:
+        for c in _conditions(m):
             v = m["conditions"][c]
             rows.append(
                 [
@@ -94,15 +109,15 @@ def table1a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
 
 def table1b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     rows = []
+    names = _effect_names(runs)
     for m in runs:
         row = [_label(m)]
-        for name in EFFECTS:
-            e = m["effects"][name]
-            extra = (
-                f" n={e['n']}"
-                if name == "LeakageDrop"
-                else (f" LOCO {fmt_interval(e.get('loco_range'))}")
-            )
+        for name in names:
+            e = m["effects"].get(name)
+            if e is None:
+                row.append("–")
+                continue
+            extra = f" n={e['n']}" if "n" in e else f" LOCO {fmt_interval(e.get('loco_range'))}"
             row.append(f"{fmt(e['estimate'])} {fmt_interval(e['interval'])}{extra}")
         rows.append(row)
     if paper:
@@ -111,14 +126,22 @@ def table1b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
                 [f"paper: {model}"]
                 + [
                     f"{fmt(effs[n]['estimate'])} {fmt_interval(effs[n]['interval'])}"
-                    for n in EFFECTS
+                    if n in effs
+                    else "–"
+                    for n in names
                 ]
             )
     return Table(
         "table1b",
         "Table 1 B: effects with 95 % intervals "
-        "(LeakageDrop: pair bootstrap; others: conversation-block bootstrap, LOCO range)",
-        ["Model", *EFFECTS],
+        "(LeakageDrop: pair bootstrap; others: conversation-block bootstrap, LOCO range)"
+        + (
+            "; extended design (method.md §8): LeakageDrop_P pair bootstrap, StateGain_P "
+            "conversation blocks, SupportCost_R and ExposureGap_R probe bootstrap"
+            if len(names) > len(EFFECTS)
+            else ""
+        ),
+        ["Model", *names],
         rows,
     )
 
@@ -134,7 +157,7 @@ def _per_condition(
 ) -> Table:
     rows = []
     for m in runs:
-        for c in CONDITIONS:
+        for c in _conditions(m):
             v = pick(m["conditions"][c])
             rows.append([_label(m), c, *[fmt(v[k]) for _, k in columns]])
     if paper:

@@ -214,6 +214,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
 
     from place.agent.answer import AnswerModel, AnswerPrompt
     from place.atomic import write_text
+    from place.design import make_design
     from place.reference.replay import replay
     from place.report.report import write_report
     from place.runner.experiment import Experiment, Sections
@@ -226,6 +227,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
     traj_path = resolve_path(cfg.trajectory.path)
     trajectory = load_trajectory(traj_path)
     reference = replay(trajectory)
+    design = make_design(cfg.design.name, cfg.design.producers, cfg.design.policies)
     config = OmegaConf.to_container(cfg, resolve=True)
     with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
         header = {
@@ -241,6 +243,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             },
             "counts": counts(trajectory, reference),
             "conversation_ids": [c.id for c in trajectory.conversations],
+            "design": design.to_json(),
         }
         seeds = {
             "bootstrap": int(cfg.seeds.bootstrap),
@@ -276,6 +279,8 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             ),
             progress=bool(cfg.progress),
             on_phase=stack.set_phase,
+            design=design,
+            policy_params={"decay": dict(cfg.design.decay)},
         )
         try:
             experiment.run()

@@ -352,9 +352,62 @@ class SeedsConfig:
     resamples: Annotated[int, Ge(100), Le(100_000), Doc("Bootstrap resamples per interval.")] = 4000
 
 
+class RegisteredNames(Rule):
+    """A non-empty list of distinct names registered in a registry (producers or policies)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.allowed = f"a non-empty list of distinct registered {kind} names: " + ", ".join(
+            self._registry()
+        )
+
+    def _registry(self) -> list[str]:
+        if self.kind == "producer":
+            from place.producers import PRODUCERS
+
+            return list(PRODUCERS)
+        from place.policies import POLICIES
+
+        return list(POLICIES)
+
+    def check(self, value: Any) -> bool:
+        names = list(value)
+        return bool(names) and len(set(names)) == len(names) and set(names) <= set(self._registry())
+
+
+@dataclass
+class DecayConfig:
+    eta: Annotated[float, Gt(0), Le(100_000), Doc("decay: η, the freshness scale in days.")] = 30.0
+    kappa: Annotated[float, Gt(0), Le(100), Doc("decay: κ, the shape of w(Δ) = exp(−(Δ/η)^κ).")] = (
+        1.5
+    )
+    theta: Annotated[
+        float, Ge(0), Le(1), Doc("decay: θ, records whose weight w is below it are dropped.")
+    ] = 0.1
+
+
+@dataclass
+class DesignConfig:
+    name: Annotated[str, Label(), Doc("Label of the design (paper, extended, or your own).")] = (
+        "paper"
+    )
+    producers: Annotated[
+        list[str],
+        RegisteredNames("producer"),
+        Doc("Write producers crossed with the policies (native, append, css)."),
+    ] = field(default_factory=lambda: ["native", "css"])
+    policies: Annotated[
+        list[str],
+        RegisteredNames("policy"),
+        Doc("Read policies crossed with the producers (native, posthoc, decay, qasc)."),
+    ] = field(default_factory=lambda: ["native", "qasc"])
+    decay: DecayConfig = field(default_factory=DecayConfig)
+
+
 @dataclass
 class RunConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
+    design: DesignConfig = field(default_factory=DesignConfig)
     backend: BackendConfig = field(default_factory=BackendConfig)
     trajectory: TrajectoryConfig = field(default_factory=TrajectoryConfig)
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
@@ -376,3 +429,4 @@ def register_configs() -> None:
     cs.store(group="trajectory", name="trajectory_schema", node=TrajectoryConfig)
     cs.store(group="experiment", name="experiment_schema", node=ExperimentConfig)
     cs.store(group="answer", name="answer_schema", node=AnswerConfig)
+    cs.store(group="design", name="design_schema", node=DesignConfig)

@@ -1,16 +1,18 @@
-"""The factorial: Native/CSS writing crossed with Native/QASC reading, unit by unit.
+"""The factorial: write producers crossed with read policies, unit by unit.
 
-Each producer writes its row store once per update step; both read policies of a row read
+Each producer writes its row store once per update step; every read policy of its row reads
 that same store. Causal-pair worlds b and conflict-injected probe copies are clones of the
 row store, written only with the inserted turns. Every unit's records are journaled, and a
-resumed run continues after the last completed unit with the same stores and cache.
+resumed run continues after the last completed unit with the same stores and cache. Which
+producers and policies are crossed is the `Design` (place/design.py), the paper's 2 × 2 by
+default.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,15 +20,15 @@ from tqdm import tqdm
 
 from place import faults
 from place.agent.answer import AnswerModel, DialogueTurn
-from place.agent.native import NativeWriter
+from place.design import PAPER, Design
 from place.eligibility import Interpretation, is_eligible
-from place.governance.authorizer import NativeRead, QASCRead, ReadDecision
-from place.governance.certifier import Certifier, Provenance
+from place.governance.authorizer import ReadDecision
 from place.lexicon import Lexicon
 from place.lexicon.outcome import outcome
+from place.policies import PolicyContext, build_policy
+from place.producers import PRODUCERS, ProducerContext, Writer
 from place.readback import LIFECYCLE_KEYS, LIFECYCLE_MARKER, Readback, ReadFact, is_certified
 from place.records import (
-    POLICY_OF,
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
@@ -38,12 +40,14 @@ from place.records import (
 )
 from place.reference.lifecycle import FactRecord
 from place.reference.replay import Reference
+from place.runner import closed_loop, residue, snapshots
 from place.runner.journal import Journal
 from place.runner.plan import Unit, build_plan
 from place.trajectory.model import Conversation, Event, Fact, Probe, Trajectory, Turn
 
-ROWS: dict[str, tuple[str, str]] = {"native": ("Native", "QASC"), "css": ("CSS", "PLACE")}
-SNAPSHOT_SUFFIX = "__pre"
+GOVERNANCE_PRODUCERS = ("css",)
+GOVERNANCE_POLICIES = ("qasc", "posthoc")
+"""Whose time counts as governance overhead (manifest timings)."""
 
 
 def fact_list(facts: Iterable[Fact | tuple[str, ...]]) -> list[tuple[str, str, str, str]]:
@@ -86,7 +90,7 @@ class Sections:
 
 
 class Experiment:
-    """Runs one trajectory through the four conditions on one backend and model."""
+    """Runs one trajectory through every condition of a design on one backend and model."""
 
     def __init__(
         self,
@@ -99,6 +103,8 @@ class Experiment:
         sections: Sections = Sections(),
         progress: bool = True,
         on_phase: Callable[[str], None] | None = None,
+        design: Design = PAPER,
+        policy_params: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.traj = trajectory
         self.ref = reference
@@ -108,14 +114,19 @@ class Experiment:
         self.sections = sections
         self.progress = progress
         self.on_phase = on_phase or (lambda _phase: None)
+        self.design = design
+        self.rows = design.rows
         self.lexicon = Lexicon(trajectory.schema, trajectory.principal)
         self.readback = Readback(self.lexicon)
-        self.policies = {"native": NativeRead(k), "qasc": QASCRead(k, self.readback)}
-        self.native = NativeWriter()
+        params = policy_params or {}
+        self.policies = {
+            r: build_policy(r, PolicyContext(k, self.readback, params.get(r, {})))
+            for r in design.policies
+        }
         self.checkpoints = {(c.turn, c.kind): c for c in reference.checkpoints}
         self.probe_refs = {p.id: p for p in reference.probes}
         self.stores: dict[str, Any] = {}
-        self.certifier: Certifier | None = None
+        self.writers: dict[str, Writer] = {}
         self.governance_seconds = 0.0
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -138,7 +149,9 @@ class Experiment:
                     f"{unit.kind} (unit {unit.index}, conversation {unit.conversation.id})"
                 )
                 if unit.writes:
-                    self._snapshot(unit.index)
+                    snapshots.take(self.backend, self.stores, self.traj.principal)
+                    self.journal.state["snapshot"] = unit.index
+                    self.journal.save()
                 self._execute(unit)
                 self.backend.sync()
                 self.journal.commit_unit(unit.index)
@@ -158,40 +171,23 @@ class Experiment:
         self.stores.clear()
 
     def _open_stores(self, units: Sequence[Unit]) -> None:
-        principal = self.traj.principal
-        for name in ("native__b", "css__b", "native__probe", "css__probe"):
-            if self.backend.exists(name):  # left over by a killed unit
-                self.backend.open(name, principal).drop()
-        snapshot = self.journal.state.get("snapshot")
-        for row in ROWS:
-            pre = row + SNAPSHOT_SUFFIX
-            if snapshot == self.journal.units_done and self.backend.exists(pre):
-                # The writing unit after the last completed one was interrupted: roll back.
-                if self.backend.exists(row):
-                    self.backend.open(row, principal).drop()
-                saved = self.backend.open(pre, principal)
-                self.stores[row] = saved.clone(row)
-                saved.close()
-            else:
-                self.stores[row] = self.backend.open(row, principal)
-        self.certifier = Certifier(self.stores["css"], self.traj.schema, self.readback)
-        for unit in units[: self.journal.units_done]:
-            if unit.kind == "step":
-                for turn in unit.turns:
-                    for event in turn.events:
-                        self.certifier.governed.apply(event, unit.conversation.date)
-                        self.certifier.applied.add(event.id)
-        self.certifier.adopt_store()
-
-    def _snapshot(self, unit_index: int) -> None:
-        for row, store in self.stores.items():
-            pre = row + SNAPSHOT_SUFFIX
-            if self.backend.exists(pre):
-                self.backend.open(pre, self.traj.principal).drop()
-            store.clone(pre).close()
-        self.backend.sync()
-        self.journal.state["snapshot"] = unit_index
-        self.journal.save()
+        self.stores = snapshots.open_rows(
+            self.backend,
+            self.design.producers,
+            self.traj.principal,
+            self.journal.state.get("snapshot"),
+            self.journal.units_done,
+        )
+        context = ProducerContext(self.traj.schema, self.readback)
+        done = [
+            (unit.turns, unit.conversation)
+            for unit in units[: self.journal.units_done]
+            if unit.kind == "step"
+        ]
+        for producer, store in self.stores.items():
+            writer = PRODUCERS[producer](store, context)
+            writer.resume(done)
+            self.writers[producer] = writer
 
     # -- units --------------------------------------------------------------------------
 
@@ -208,7 +204,7 @@ class Experiment:
     def _step(self, unit: Unit) -> None:
         conv = unit.conversation
         assert unit.step is not None
-        self._write(self.stores, unit.turns, conv, unit.step, "a")
+        self._write(self.writers, unit.turns, conv, unit.step, "a")
         event_turn = unit.event_turn
         if event_turn is not None:
             self._checkpoint(event_turn.id, "post-update", conv)
@@ -218,47 +214,29 @@ class Experiment:
 
     def _write(
         self,
-        stores: dict[str, Any],
+        writers: Mapping[str, Writer],
         turns: Sequence[Turn],
         conv: Conversation,
         step: int,
         world: str,
-        certifier: Certifier | None = None,
     ) -> None:
-        started = time.perf_counter()
-        native = self.native.write(stores["native"], turns, conv.date)
-        self.journal.append(
-            StepRecord(
-                step=step,
-                producer="native",
-                world=world,
-                turns=[t.id for t in turns],
-                operations=native.operations,
-                failures=native.failures,
-                seconds=round(time.perf_counter() - started, 3),
+        for producer in self.design.producers:
+            started = time.perf_counter()
+            done = writers[producer].write(turns, conv)
+            elapsed = time.perf_counter() - started
+            if producer in GOVERNANCE_PRODUCERS:
+                self.governance_seconds += elapsed
+            self.journal.append(
+                StepRecord(
+                    step=step,
+                    producer=producer,
+                    world=world,  # type: ignore[arg-type]
+                    turns=[t.id for t in turns],
+                    operations=done.operations,
+                    failures=done.failures,
+                    seconds=round(elapsed, 3),
+                )
             )
-        )
-        started = time.perf_counter()
-        certifier = certifier or self.certifier
-        assert certifier is not None
-        operations = []
-        for turn in turns:
-            for event in turn.events:  # CSS reads trusted events only; tool turns carry none
-                record = certifier.apply(event, Provenance(turn.id, conv.id, conv.date))
-                operations.append(record.__dict__)
-        elapsed = time.perf_counter() - started
-        self.governance_seconds += elapsed
-        self.journal.append(
-            StepRecord(
-                step=step,
-                producer="css",
-                world=world,
-                turns=[t.id for t in turns],
-                operations=operations,
-                failures=[],
-                seconds=round(elapsed, 3),
-            )
-        )
 
     def _checkpoint(
         self,
@@ -275,7 +253,7 @@ class Experiment:
         if reference is None:
             reference = self.checkpoints[(turn_id, kind)].live
         expected = windowed_list(reference)
-        for row, conditions in ROWS.items():
+        for row, conditions in self.rows.items():
             for n, condition in enumerate(conditions):
                 if n == 1 and faults.perturb_due("checkpoint-read"):
                     self._perturb(stores[row], conv.date)
@@ -320,7 +298,7 @@ class Experiment:
 
         started = time.perf_counter()
         decision = self.policies[policy].read(read_only_view(store), question, tau, day)
-        if policy == "qasc":
+        if policy in GOVERNANCE_POLICIES:
             self.governance_seconds += time.perf_counter() - started
         return decision
 
@@ -375,10 +353,9 @@ class Experiment:
         worlds = [("a", self.stores, qref.state, qref.support.facts)]
         clones: dict[str, Any] = {}
         if self.sections.primary and query.pair_insert is not None:
-            clones = {row: self.stores[row].clone(f"{row}__b") for row in ROWS}
-            assert self.certifier is not None
-            fork = self.certifier.fork(clones["css"])
-            self._write(clones, query.pair_insert, conv, 0, "b", certifier=fork)
+            clones = {row: self.stores[row].clone(f"{row}__b") for row in self.rows}
+            forks = {row: self.writers[row].fork(clone) for row, clone in clones.items()}
+            self._write(forks, query.pair_insert, conv, 0, "b")
             faults.kill_point("pair-world-b")
             assert qref.state_b is not None and qref.support_b is not None
             self._checkpoint(
@@ -394,7 +371,7 @@ class Experiment:
         authorized_b = None if qref.support_b is None else fact_list(qref.support_b.facts)
         try:
             for world, stores, state_ref, support in worlds:
-                for row, conditions in ROWS.items():
+                for row, conditions in self.rows.items():
                     state, evaluated = self._evaluated(stores[row], qref.tau, conv.date)
                     for condition in conditions:
                         self._answer(
@@ -430,7 +407,7 @@ class Experiment:
         query = turn.query
         assert query is not None
         tau = self.ref.query(query.id).tau
-        decision = self._read(store, POLICY_OF[condition], turn.text, tau, conv.date)
+        decision = self._read(store, self.design.policy_of(condition), turn.text, tau, conv.date)
         exposed = self._exposed(decision, tau, conv.date)
         shown = [item.text for item in decision.items]
         modes: list[tuple[str, Sequence[DialogueTurn]]] = []
@@ -468,28 +445,12 @@ class Experiment:
             )
 
     def _dialogue(self, conv: Conversation, upto: Turn, condition: str) -> list[DialogueTurn]:
-        """Earlier turns of this conversation; earlier queries answered by this condition."""
         own = self.journal.state.get("closed_loop", {}).get(condition, {})
-        turns: list[DialogueTurn] = []
-        answering = False
-        for turn in conv.turns:
-            if turn.id == upto.id:
-                break
-            if turn.query is not None:
-                turns.append(DialogueTurn("user", turn.text))
-                turns.append(DialogueTurn("assistant", own.get(turn.query.id, "unknown")))
-                answering = True
-                continue
-            if turn.role == "assistant" and answering:
-                continue  # replaced by the condition's own answer above
-            answering = False
-            role = f"tool ({turn.source})" if turn.role == "tool" else turn.role
-            turns.append(DialogueTurn(role, turn.text))
-        return turns
+        return closed_loop.dialogue(conv, upto, own)
 
     def _probe(self, probe: Probe, conv: Conversation) -> None:
         pref = self.probe_refs[probe.id]
-        for row, conditions in ROWS.items():
+        for row, conditions in self.rows.items():
             clean = {
                 c: self._probe_read(self.stores[row], c, probe, pref.tau, conv) for c in conditions
             }
@@ -532,7 +493,7 @@ class Experiment:
         conv: Conversation,
         answer: bool = False,
     ) -> ProbeRead:
-        decision = self._read(store, POLICY_OF[condition], probe.text, tau, conv.date)
+        decision = self._read(store, self.design.policy_of(condition), probe.text, tau, conv.date)
         raw = None
         if answer:
             raw = self.answers.answer(probe.text, [i.text for i in decision.items]).raw
@@ -545,48 +506,10 @@ class Experiment:
 
     # -- deletion residue ---------------------------------------------------------------
 
-    def _forgotten_values(self, event: Event, at_end: bool) -> list[str]:
-        """Values the slot held before `event` (at the end: minus values re-asserted later)."""
-        before, after, seen = set(), set(), False
-        for _conv, turn in self.traj.turns():
-            for e in turn.events:
-                if e.id == event.id:
-                    seen = True
-                elif e.slot == event.slot and e.value is not None and e.op in ("assert", "correct"):
-                    (after if seen else before).add(e.value)
-                elif e.slot == event.slot and e.op == "forget" and not seen:
-                    before.clear()
-        return sorted(before - after if at_end else before)
-
-    def _residue(self, store: Any, event: Event, values: Sequence[str]) -> list[str]:
-        scan = store.scan()
-        hits = []
-        for point in scan.points:
-            meta = point.metadata
-            if is_certified(meta):
-                if (meta["entity"], meta["predicate"], meta["scope"]) == tuple(event.slot) and meta[
-                    "value"
-                ] in values:
-                    hits.append(point.text)
-            elif self._names_value(point.text, event, values):
-                hits.append(point.text)
-        for row in scan.history:
-            for text in (row.old_memory, row.new_memory):
-                if text and self._names_value(text, event, values):
-                    hits.append(text)
-        return sorted(set(hits))
-
-    def _names_value(self, text: str, event: Event, values: Sequence[str]) -> bool:
-        """Conservative: a forgotten value of the predicate, about the slot's entity."""
-        if not set(values) & self.lexicon.values_in(text, event.predicate):
-            return False
-        entities = self.lexicon.entities_in(text) or [self.traj.principal]
-        return event.entity in entities
-
     def _residue_check(
         self, event: Event, check: str, stores: dict[str, Any] | None = None
     ) -> None:
-        values = self._forgotten_values(event, at_end=check == "end")
+        values = residue.forgotten_values(self.traj, event, at_end=check == "end")
         for producer, store in (stores or self.stores).items():
             self.journal.append(
                 ForgetRecord(
@@ -595,7 +518,9 @@ class Experiment:
                     check=check,  # type: ignore[arg-type]
                     slot=tuple(event.slot),
                     values=values,  # type: ignore[arg-type]
-                    residue=self._residue(store, event, values) if values else [],
+                    residue=residue.residue(store, event, values, self.lexicon, self.traj.principal)
+                    if values
+                    else [],
                 )
             )
 

@@ -12,6 +12,15 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
     answering every LLM call from `cache` (a copy: the run opens it for writing); a call the
     cache cannot answer fails the run instead of reaching a model."""
     config = manifest["config"]
+    design = []
+    if "design" in config:  # runs before designs existed are the paper's (the default)
+        d = config["design"]
+        design = [
+            f"design.name={d['name']}",
+            f"design.producers=[{','.join(d['producers'])}]",
+            f"design.policies=[{','.join(d['policies'])}]",
+            *(f"design.decay.{k}={v}" for k, v in d.get("decay", {}).items()),
+        ]
     return [
         sys.executable,
         "-m",
@@ -21,6 +30,7 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
         f"experiment={config['experiment']['name']}",
         f"model={config['model']['name']}",
         f"hydra.run.dir={run_dir}",
+        *design,
         "cache.mode=replay-only",
         f"cache.path={cache}",
         "progress=false",

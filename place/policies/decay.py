@@ -1,0 +1,64 @@
+"""`decay`: SSGM's freshness gate (method.md §8).
+
+Every record carries the trajectory date it was written on (`written_on`, set by every
+producer). A record's similarity is weighted by w(Δ) = exp(−(Δ/η)^κ), Δ = days from
+`written_on` to the query's `as_of`; records with w < θ are dropped, the rest ranked by the
+weighted score and truncated to k. Decisions (docs/decisions.md): Δ below 0 (a record written
+after `as_of`, e.g. for a question about the past) counts as 0; a record without `written_on`
+gets w = 1; the exposed item's score is the weighted score the ranking used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import replace
+
+from place.eligibility import Interpretation
+from place.governance.authorizer import ReadableStore, ReadDecision
+from place.policies.registry import PolicyContext, register_policy
+
+WRITTEN_ON = "written_on"
+"""Metadata key every producer sets: the trajectory date the record was written on."""
+
+
+def weight(days: float, eta: float, kappa: float) -> float:
+    """w(Δ) = exp(−(Δ/η)^κ) for Δ ≥ 0."""
+    return math.exp(-((max(days, 0.0) / eta) ** kappa))
+
+
+class DecayRead:
+    name = "decay"
+
+    def __init__(self, k: int, eta: float = 30.0, kappa: float = 1.5, theta: float = 0.1) -> None:
+        self.k, self.eta, self.kappa, self.theta = k, eta, kappa, theta
+
+    def read(
+        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+    ) -> ReadDecision:
+        scored = []
+        for item in store.search_filtered(query, None):
+            written = item.metadata.get(WRITTEN_ON)
+            w = (
+                1.0
+                if written in (None, "")
+                else weight(
+                    (tau.as_of - dt.date.fromisoformat(str(written))).days, self.eta, self.kappa
+                )
+            )
+            if w < self.theta:
+                continue
+            scored.append(replace(item, score=float(item.score or 0.0) * w))
+        scored.sort(key=lambda item: (-item.score, item.id))
+        return ReadDecision(tuple(scored[: self.k]), admitted=len(scored))
+
+
+@register_policy("decay")
+def decay(context: PolicyContext) -> DecayRead:
+    p = context.params
+    return DecayRead(
+        context.k,
+        eta=float(p.get("eta", 30.0)),
+        kappa=float(p.get("kappa", 1.5)),
+        theta=float(p.get("theta", 0.1)),
+    )

@@ -1,0 +1,16 @@
+"""The paper's two read policies, registered: Native top-k and QASC (place/governance/)."""
+
+from __future__ import annotations
+
+from place.governance.authorizer import NativeRead, QASCRead
+from place.policies.registry import PolicyContext, register_policy
+
+
+@register_policy("native")
+def native(context: PolicyContext) -> NativeRead:
+    return NativeRead(context.k)
+
+
+@register_policy("qasc")
+def qasc(context: PolicyContext) -> QASCRead:
+    return QASCRead(context.k, context.readback)

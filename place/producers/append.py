@@ -1,0 +1,44 @@
+"""`append`: raw conversational memory (method.md §8).
+
+Mem0 `add(messages, infer=False)` with exactly the messages the Native producer passes, each
+stored verbatim as its own record: no LLM, no lifecycle, so stale values stay. The "naive
+append / vector RAG over history" baseline of the AOEP-v0 pilot; deterministic for every
+model, which is why it shows the write-side phenomenon on the embedded model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from place.agent.native import dialogue_messages
+from place.producers.registry import (
+    ProducerContext,
+    StepOutcome,
+    register_producer,
+    written_on,
+)
+from place.trajectory.model import Conversation, Turn
+
+
+class AppendWriter:
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
+        messages = dialogue_messages(turns)
+        if messages is None:
+            return StepOutcome()
+        stored = self.store.add_messages(messages, written_on(conv.date))
+        return StepOutcome([{"event": "ADD", "memory": text} for text in stored])
+
+    def fork(self, store: Any) -> AppendWriter:
+        return AppendWriter(store)
+
+    def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
+        """All state is in the store."""
+
+
+@register_producer("append")
+def append(store: Any, context: ProducerContext) -> AppendWriter:
+    return AppendWriter(store)

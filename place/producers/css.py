@@ -1,0 +1,45 @@
+"""`css`: the certified state specification (place/governance/certifier.py).
+
+Applies the trusted events of a step (tool turns carry none), realizes each transition
+through Mem0 with `infer=False` writes carrying lifecycle metadata, and verifies the store by
+reading it back. Never calls the LLM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from place.governance.certifier import Certifier, Provenance
+from place.producers.registry import ProducerContext, StepOutcome, register_producer
+from place.trajectory.model import Conversation, Turn
+
+
+class CSSWriter:
+    def __init__(self, certifier: Certifier) -> None:
+        self.certifier = certifier
+
+    def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
+        operations = []
+        for turn in turns:
+            for event in turn.events:
+                record = self.certifier.apply(event, Provenance(turn.id, conv.id, conv.date))
+                operations.append(record.__dict__)
+        return StepOutcome(operations)
+
+    def fork(self, store: Any) -> CSSWriter:
+        return CSSWriter(self.certifier.fork(store))
+
+    def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
+        """Replay G from the events already applied, then learn the store's memory ids."""
+        for turns, conv in done:
+            for turn in turns:
+                for event in turn.events:
+                    self.certifier.governed.apply(event, conv.date)
+                    self.certifier.applied.add(event.id)
+        self.certifier.adopt_store()
+
+
+@register_producer("css")
+def css(store: Any, context: ProducerContext) -> CSSWriter:
+    return CSSWriter(Certifier(store, context.schema, context.readback))

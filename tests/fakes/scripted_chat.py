@@ -1,0 +1,60 @@
+"""FAKE models for unit tests: a chat model and a Mem0 LLM that answer from a table.
+
+`ScriptedChat` stands in for the answer model: a question found in its table gets the
+scripted reply; any other question is answered by echoing the memory items it was shown (or
+"unknown" when it was shown none), so answers follow what the read policy exposed.
+`ScriptedMem0LLM` stands in for Mem0's LLM: every fact extraction returns the scripted facts
+(none by default), every update decision the scripted decision. Neither is a model; they
+let a whole factorial run in-process, through the real runner, records and report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mem0.llms.base import LLMBase
+
+_ITEMS = re.compile(r"^- (.*)$", re.MULTILINE)
+
+
+class ScriptedChat:
+    """FAKE answer model (see module doc)."""
+
+    def __init__(self, table: Mapping[str, str] | None = None) -> None:
+        self.table = dict(table or {})
+        self.calls: list[list[dict]] = []
+
+    def complete(
+        self,
+        messages: list[dict],
+        *,
+        response_format: dict | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        self.calls.append(messages)
+        user = messages[-1]["content"]
+        for question, reply in self.table.items():
+            if question in user:
+                return reply
+        shown = _ITEMS.findall(user)
+        return " ".join(shown) if shown else "unknown"
+
+
+class ScriptedMem0LLM(LLMBase):
+    """FAKE Mem0 LLM (see module doc)."""
+
+    def __init__(self, facts: list[str] | None = None, decision: dict | None = None) -> None:
+        super().__init__(None)
+        self.facts = list(facts or [])
+        self.decision = decision or {"memory": []}
+        self.calls = 0
+
+    def generate_response(self, messages: list[dict], **_: Any) -> str:
+        self.calls += 1
+        text = " ".join(str(m.get("content", "")) for m in messages)
+        if "new_memory" in text or "Old Memory" in text or "old_memory" in text:
+            return json.dumps(self.decision)
+        return json.dumps({"facts": self.facts})
