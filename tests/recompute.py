@@ -14,9 +14,17 @@ from typing import Any
 
 import numpy as np
 
-CONDITIONS = ("Native", "CSS", "QASC", "PLACE")
-PRODUCER = {"Native": "native", "CSS": "css", "QASC": "native", "PLACE": "css"}
-ROWS = (("Native", "QASC"), ("CSS", "PLACE"))
+PAPER_DESIGN = {
+    "name": "paper",
+    "producers": ["native", "css"],
+    "policies": ["native", "qasc"],
+    "conditions": [
+        ["Native", "native", "native"],
+        ["CSS", "css", "native"],
+        ["QASC", "native", "qasc"],
+        ["PLACE", "css", "qasc"],
+    ],
+}
 ABSTAIN = "ABSTAIN"
 
 
@@ -92,7 +100,9 @@ def pairs(queries: list[dict[str, Any]], condition: str) -> dict[str, bool | Non
     return out
 
 
-def condition_figures(records: dict[str, list[dict[str, Any]]], c: str) -> dict[str, Any]:
+def condition_figures(
+    records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
+) -> dict[str, Any]:
     checkpoints, queries = records["checkpoints"], records["queries"]
     probes, forgets = records["probes"], records["forgets"]
     state = mean(
@@ -112,7 +122,7 @@ def condition_figures(records: dict[str, list[dict[str, Any]]], c: str) -> dict[
     conflict = [p for p in mine if p["injected"] is not None]
     residue: dict[str, bool] = {}
     for r in forgets:
-        if r["producer"] == PRODUCER[c]:
+        if r["producer"] == producer_of[c]:
             residue[r["event"]] = residue.get(r["event"], False) or bool(r["residue"])
     return {
         "state_correctness": rnd(state),
@@ -148,7 +158,9 @@ def condition_figures(records: dict[str, list[dict[str, Any]]], c: str) -> dict[
     }
 
 
-def factorization(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
+def factorization(
+    checkpoints: list[dict[str, Any]], rows: list[list[str]]
+) -> dict[str, Any]:
     groups: dict[tuple, dict[str, frozenset]] = {}
     for x in checkpoints:
         key = (x["turn"], x["checkpoint"], x["world"], x["query"])
@@ -156,7 +168,7 @@ def factorization(checkpoints: list[dict[str, Any]]) -> dict[str, Any]:
     mismatches = []
     for (turn, kind, world, _q), seen in groups.items():
         where = f"{turn} ({kind}, world {world})"
-        for row in ROWS:
+        for row in rows:
             present = [c for c in row if c in seen]
             if not present:
                 continue
@@ -211,14 +223,73 @@ def block_effect(items: dict[str, list[tuple[str, float]]], convs: list[str], fn
     }
 
 
-def effects(records: dict[str, list[dict[str, Any]]], convs, seed, R) -> dict[str, Any]:
+def leakage_drop(queries, left_name, right_name, seed, R) -> dict[str, Any]:
+    left_pairs, right_pairs = pairs(queries, left_name), pairs(queries, right_name)
+    both = sorted(
+        q for q in left_pairs if left_pairs[q] is not None and right_pairs.get(q) is not None
+    )
+    return paired(
+        np.array([float(left_pairs[q]) for q in both]),
+        np.array([float(right_pairs[q]) for q in both]),
+        seed,
+        R,
+    )
+
+
+def paired(left: np.ndarray, right: np.ndarray, seed: int, R: int) -> dict[str, Any]:
+    if not len(left):
+        return {"estimate": None, "interval": None, "n": 0}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(left), size=(R, len(left)))
+    draws = left[idx].mean(axis=1) - right[idx].mean(axis=1)
+    return {
+        "estimate": rnd(left.mean() - right.mean()),
+        "interval": _interval(draws),
+        "n": len(left),
+    }
+
+
+def probe_values(probes, condition: str, endpoint: str) -> dict[str, float]:
+    out = {}
+    for p in probes:
+        if p["condition"] != condition:
+            continue
+        if endpoint == "needed_support":
+            out[p["probe"]] = float(facts(p["authorized"]) <= readable(p["clean"]["exposed"]))
+        else:
+            out[p["probe"]] = float(ineligible(p["clean"]["exposed"]))
+    return out
+
+
+def probe_contrast(probes, left: str, right: str, endpoint: str, seed, R) -> dict[str, Any]:
+    lv, rv = probe_values(probes, left, endpoint), probe_values(probes, right, endpoint)
+    ids = sorted(set(lv) & set(rv))
+    if endpoint == "needed_support":
+        needing = {p["probe"] for p in probes if p["condition"] == left and p["authorized"]}
+        ids = [i for i in ids if i in needing]
+    return paired(np.array([lv[i] for i in ids]), np.array([rv[i] for i in ids]), seed, R)
+
+
+DISPLAY = {
+    "native": "Native",
+    "append": "Append",
+    "css": "CSS",
+    "posthoc": "Posthoc",
+    "decay": "Decay",
+    "qasc": "QASC",
+}
+
+
+def effects(records, design, convs, seed, R) -> dict[str, Any]:
+    names = [c[0] for c in design["conditions"]]
+    name_of = {(c[1], c[2]): c[0] for c in design["conditions"]}
     state = {
         c: [
             (x["conversation"], f1(facts(x["observed"]), facts(x["reference"])))
             for x in records["checkpoints"]
             if x["condition"] == c and x["checkpoint"] == "post-update" and x["world"] == "a"
         ]
-        for c in CONDITIONS
+        for c in names
     }
     joint_items = {
         c: [
@@ -226,34 +297,49 @@ def effects(records: dict[str, list[dict[str, Any]]], convs, seed, R) -> dict[st
             for q in records["queries"]
             if q["condition"] == c and q["mode"] == "primary" and q["world"] == "a"
         ]
-        for c in CONDITIONS
+        for c in names
     }
-    out = {
-        "StateGain": block_effect(state, convs, lambda m: m["CSS"] - m["Native"], seed, R),
-        "JointGain": block_effect(joint_items, convs, lambda m: m["PLACE"] - m["Native"], seed, R),
-        "InteractionGain": block_effect(
+    has = set(names).issuperset
+    out: dict[str, Any] = {}
+    if has({"CSS", "Native"}):
+        out["StateGain"] = block_effect(state, convs, lambda m: m["CSS"] - m["Native"], seed, R)
+    if has({"PLACE", "Native"}):
+        out["JointGain"] = block_effect(
+            joint_items, convs, lambda m: m["PLACE"] - m["Native"], seed, R
+        )
+    if has({"Native", "CSS", "QASC", "PLACE"}):
+        out["InteractionGain"] = block_effect(
             joint_items,
             convs,
             lambda m: (m["PLACE"] - m["CSS"]) - (m["QASC"] - m["Native"]),
             seed,
             R,
-        ),
-    }
-    css, place = pairs(records["queries"], "CSS"), pairs(records["queries"], "PLACE")
-    both = sorted(q for q in css if css[q] is not None and place.get(q) is not None)
-    left = np.array([float(css[q]) for q in both])
-    right = np.array([float(place[q]) for q in both])
-    if not both:
-        out["LeakageDrop"] = {"estimate": None, "interval": None, "n": 0}
-    else:
-        rng = np.random.default_rng(seed)
-        idx = rng.integers(0, len(both), size=(R, len(both)))
-        draws = left[idx].mean(axis=1) - right[idx].mean(axis=1)
-        out["LeakageDrop"] = {
-            "estimate": rnd(left.mean() - right.mean()),
-            "interval": _interval(draws),
-            "n": len(both),
-        }
+        )
+    extra_producers = [p for p in design["producers"] if p not in ("native", "css")]
+    extra_policies = [r for r in design["policies"] if r not in ("native", "qasc")]
+    for p in extra_producers:
+        row = name_of.get((p, "native"))
+        if row and has({"CSS", row}):
+            out[f"StateGain_{DISPLAY[p]}"] = block_effect(
+                state, convs, lambda m, row=row: m["CSS"] - m[row], seed, R
+            )
+    if has({"CSS", "PLACE"}):
+        out["LeakageDrop"] = leakage_drop(records["queries"], "CSS", "PLACE", seed, R)
+    for p in extra_producers:
+        native, qasc = name_of.get((p, "native")), name_of.get((p, "qasc"))
+        if native and qasc:
+            out[f"LeakageDrop_{DISPLAY[p]}"] = leakage_drop(
+                records["queries"], native, qasc, seed, R
+            )
+    for r in extra_policies:
+        css_r = name_of.get(("css", r))
+        if css_r and has({"PLACE"}):
+            out[f"SupportCost_{DISPLAY[r]}"] = probe_contrast(
+                records["probes"], "PLACE", css_r, "needed_support", seed, R
+            )
+            out[f"ExposureGap_{DISPLAY[r]}"] = probe_contrast(
+                records["probes"], css_r, "PLACE", "exposure_rate", seed, R
+            )
     return out
 
 
@@ -265,13 +351,24 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     }
     header, seeds = manifest["header"], manifest["seeds"]
     seed, resamples = int(seeds["bootstrap"]), int(seeds.get("resamples", 4000))
-    return {
+    design = header.get("design") or PAPER_DESIGN
+    names = [c[0] for c in design["conditions"]]
+    producer_of = {c[0]: c[1] for c in design["conditions"]}
+    rows = [[c for c in names if producer_of[c] == p] for p in design["producers"]]
+    doc: dict[str, Any] = {
         "schema": "place-metrics/2",
         "trajectory": header["trajectory"],
         "model": header["model"],
         "counts": header["counts"],
-        "conditions": {c: condition_figures(records, c) for c in CONDITIONS},
-        "effects": effects(records, header["conversation_ids"], seed, resamples),
-        "factorization": factorization(records["checkpoints"]),
-        "bootstrap": {"seed": seed, "resamples": resamples},
     }
+    paper = list(design["producers"]) == ["native", "css"] and list(design["policies"]) == [
+        "native",
+        "qasc",
+    ]
+    if not paper:
+        doc["design"] = design
+    doc["conditions"] = {c: condition_figures(records, c, producer_of) for c in names}
+    doc["effects"] = effects(records, design, header["conversation_ids"], seed, resamples)
+    doc["factorization"] = factorization(records["checkpoints"], rows)
+    doc["bootstrap"] = {"seed": seed, "resamples": resamples}
+    return doc

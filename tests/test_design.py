@@ -291,3 +291,11 @@ def test_a_subset_design_runs_and_keeps_the_paper_layout_only_for_the_paper(
     paper = run_inprocess(tmp_path / "paper", PAPER)
     assert "design" not in paper and list(paper["conditions"]) == list(PAPER.names)
     assert list(paper["effects"]) == ["StateGain", "JointGain", "InteractionGain", "LeakageDrop"]
+
+
+@pytest.mark.integration
+def test_extended_figures_are_recomputed_independently(extended_run: tuple[Path, dict]) -> None:
+    from recompute import recompute as independent
+
+    run_dir, m = extended_run
+    assert independent(run_dir) == m
