@@ -111,6 +111,14 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_generate(args: argparse.Namespace) -> int:
+    from place.generate import write
+
+    result = write(args.seed, args.out, design=args.design, filler=args.filler)
+    print(_summary(args.out, result.trajectory).replace(": ok:", ": generated:", 1))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -172,6 +180,16 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text", required=True)
     p.add_argument("--predicate", help="also read TEXT as an answer about this predicate (Ω)")
     p.set_defaults(func=cmd_parse)
+
+    p = sub.add_parser(
+        "generate",
+        help="write a valid trajectory drawn from the domain library (docs/generator.md)",
+    )
+    p.add_argument("--seed", type=int, required=True, help="non-negative integer")
+    p.add_argument("--out", required=True, help="output file (.yaml, .yml or .json)")
+    p.add_argument("--design", default="paper", help="paper (the paper's counts) or small")
+    p.add_argument("--filler", type=int, default=0, help="chatter turns added per conversation")
+    p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser(
         "report", help="recompute metrics, tables and plots of a run from its records"

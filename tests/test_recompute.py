@@ -27,7 +27,10 @@ def test_the_recomputation_does_not_use_the_package() -> None:
 
 def test_recorded_runs_exist() -> None:
     names = {str(p.relative_to(ROOT / "experiments")) for p in RECORDED}
-    assert {"primary/smollm2-135m", "smoke/smollm2-135m"} <= names, names
+    assert {
+        "primary/smollm2-135m",
+        "smoke/smollm2-135m",
+    } <= names, names
 
 
 @pytest.mark.parametrize("run_dir", RECORDED, ids=lambda p: "/".join(p.parts[-2:]))

@@ -24,6 +24,8 @@ RUNS = {
     "primary": ROOT / "experiments" / "primary" / "smollm2-135m",
     "smoke": ROOT / "experiments" / "smoke" / "smollm2-135m",
 }
+TRAJECTORY = {"primary": "primary", "smoke": "smoke"}
+DESIGN = {"primary": "paper", "smoke": "paper"}
 recorded = pytest.mark.parametrize("RECORDED", list(RUNS.values()), ids=list(RUNS))
 
 
@@ -33,7 +35,9 @@ def test_the_recorded_run_is_committed_complete(RECORDED: Path) -> None:
     assert manifest["status"] == "complete"
     assert "invalid" not in manifest
     assert manifest["git"]["dirty"] is False  # recorded on a clean commit
-    assert manifest["header"]["trajectory"]["id"] == RECORDED.parent.name
+    name = RECORDED.parent.name
+    assert manifest["header"]["trajectory"]["id"] == TRAJECTORY[name]
+    assert (manifest["header"].get("design") or {"name": "paper"})["name"] == DESIGN[name]
     for name in ("checkpoints", "queries", "probes", "steps", "forgets"):
         assert (RECORDED / "records" / f"{name}.jsonl").stat().st_size > 0
     # hashes and responses only: the cache has no column that could hold a prompt
