@@ -18,10 +18,12 @@ that finds problems (later stages need sound values):
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import functools
 import io
+import itertools
 import math
 import os
 import types
@@ -353,6 +355,8 @@ def _gguf_counter(path: str) -> Callable[[str], int]:
         # llama.cpp logs through a Python callback that ignores verbose=False for some lines.
         with contextlib.redirect_stderr(io.StringIO()):
             llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+        # Close before interpreter teardown: llama_cpp's __del__ fails once its module is gone.
+        atexit.register(llm.close)
     except Exception as exc:  # llama_cpp raises ValueError, RuntimeError, ... for a bad file
         raise PlaceError(
             f"model.gguf={show(path)}: must be a GGUF file llama.cpp can read ({exc})"
@@ -370,28 +374,14 @@ def _messages_tokens(count: Callable[[str], int], messages: Iterable[dict[str, s
 
 
 def dialogue_before(conv: Any, upto: Any, answer: str = "") -> tuple[list[Any], int]:
-    """The closed loop's dialogue before query turn `upto` (as Experiment._dialogue builds it),
-    with `answer` for each earlier answer of the condition; returns (turns, answers)."""
-    from place.agent.answer import DialogueTurn
+    """The closed loop's dialogue before query turn `upto` (built by the runner's own
+    place.runner.closed_loop.dialogue), with `answer` for each earlier answer of the
+    condition; returns (turns, number of earlier answers)."""
+    from place.runner.closed_loop import dialogue
 
-    turns: list[DialogueTurn] = []
-    answers = 0
-    answering = False
-    for turn in conv.turns:
-        if turn.id == upto.id:
-            break
-        if turn.query is not None:
-            turns.append(DialogueTurn("user", turn.text))
-            turns.append(DialogueTurn("assistant", answer))
-            answers += 1
-            answering = True
-            continue
-        if turn.role == "assistant" and answering:
-            continue
-        answering = False
-        role = f"tool ({turn.source})" if turn.role == "tool" else turn.role
-        turns.append(DialogueTurn(role, turn.text))
-    return turns, answers
+    own = {t.query.id: answer for t in conv.turns if t.query is not None}
+    earlier = itertools.takewhile(lambda t: t.id != upto.id, conv.turns)
+    return dialogue(conv, upto, own), sum(1 for t in earlier if t.query is not None)
 
 
 def item_texts(trajectory: Any) -> list[str]:
