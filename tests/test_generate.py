@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from builders import lexicon_self_check
 
 from place.cli import main
 from place.errors import PlaceError
@@ -297,35 +298,11 @@ def test_every_seed_uses_every_lifecycle_event(generated, design: str) -> None:
         assert {"at work", "at home"} <= kinds
 
 
-def _lexicon_self_check(traj: Trajectory) -> tuple[int, int, list[str]]:
-    """The primary trajectory's self-check (tests/test_primary_trajectory.py): β on each
-    assert/correct event turn reads every fact the turn asserts."""
-    lexicon = Lexicon(traj.schema, traj.principal)
-    passed = checked = 0
-    failures = []
-    for _conv, turn in traj.turns():
-        facts = [
-            Fact(e.entity, e.predicate, e.value, e.scope)
-            for e in turn.events
-            if e.op in ("assert", "correct") and e.value is not None
-        ]
-        if not facts:
-            continue
-        checked += 1
-        read = lexicon.read(turn.text)
-        missing = [f for f in facts if f not in read]
-        if missing:
-            failures.append(f"{turn.id}: {turn.text!r} misses {missing}")
-        else:
-            passed += 1
-    return passed, checked, failures
-
-
 @pytest.mark.parametrize("design", list(DESIGNS))
 def test_lexicon_self_check_holds(generated, design: str) -> None:
     for seed in SEEDS:
         traj = generated[(design, seed)].trajectory
-        passed, checked, failures = _lexicon_self_check(traj)
+        passed, checked, failures = lexicon_self_check(traj)
         assert passed == checked >= COUNTS[design]["updates"] * 3 // 4, failures
         assert self_check(traj) == []  # the strict form: exactly the facts, nothing elsewhere
         lexicon = Lexicon(traj.schema, traj.principal)

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from builders import lexicon_self_check
 
 from place.lexicon import Lexicon
 from place.trajectory.loader import load_trajectory
@@ -37,32 +38,6 @@ def smoke() -> Trajectory:
 
 def event_turns(traj: Trajectory) -> list:
     return [turn for _conv, turn in traj.turns() if turn.events]
-
-
-def lexicon_self_check(traj: Trajectory) -> tuple[int, int, list[str]]:
-    """(passed, checked, failures): β on an event turn's own text must read its asserted facts.
-
-    Only turns with an assert/correct event are checked (retract and forget assert no value).
-    """
-    lexicon = Lexicon(traj.schema, traj.principal)
-    passed = checked = 0
-    failures: list[str] = []
-    for _conv, turn in traj.turns():
-        facts = [
-            Fact(e.entity, e.predicate, e.value, e.scope)
-            for e in turn.events
-            if e.op in ("assert", "correct") and e.value is not None
-        ]
-        if not facts:
-            continue
-        checked += 1
-        read = lexicon.read(turn.text)
-        missing = [f for f in facts if f not in read]
-        if missing:
-            failures.append(f"{turn.id}: {turn.text!r} misses {missing}")
-        else:
-            passed += 1
-    return passed, checked, failures
 
 
 # ----------------------------------------------------------------------------- primary
