@@ -17,10 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from place.errors import PlaceError
 
-RECORDS_SCHEMA = "place-records/2"
+RECORDS_SCHEMA = "place-records/3"
 """Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
-clean and injected reads of conflict probes, golds as written in the trajectory."""
+clean and injected reads of conflict probes, golds as written in the trajectory. /3: what
+the AOEP scorecard needs (method.md §10): per-event transitions and the previous checkpoint
+on post-update checkpoints, untrusted values on every checkpoint, forgotten values on every
+query and probe record."""
 
 Condition = str
 """A condition name of the run's design (place/design.py): the paper's Native, CSS, QASC,
@@ -43,6 +46,27 @@ class _Record(BaseModel):
     """Version of the record layout."""
 
 
+ForgottenList = list[tuple[str, str, str, str, str]]
+"""Forgotten values in force at a read, as sorted [forget event id, entity, predicate, value,
+scope] lists: the slot's values before the `forget`, minus those the user stated again since."""
+
+
+class TransitionRecord(BaseModel):
+    """What one trusted event did to its slot in S* (reference side)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    event: str
+    kind: Literal["assert", "supersede", "correct", "retract", "forget"]
+    """`supersede`: an assert on a one-valued slot that held another value; `assert`: a
+    first value, or a value joining a many-valued set."""
+    slot: tuple[str, str, str]
+    """[entity, predicate, scope]."""
+    removed: list[str]
+    """Values of the slot live in S* just before the event and not after it."""
+    added: list[str]
+    """The event's own value, when it is live in S* after the event (assert, correct)."""
+
+
 class CheckpointRecord(_Record):
     """The readback one condition observed at one checkpoint of one world."""
 
@@ -62,6 +86,14 @@ class CheckpointRecord(_Record):
     with the window β read (text records: open windows)."""
     reference: WindowedFactList
     """S* of this world at this checkpoint, with the windows the reference replay holds."""
+    transitions: list[TransitionRecord] = []
+    """Post-update: what each event of the turn did to its slot (empty for pre-query)."""
+    previous: tuple[str, str] | None = None
+    """Post-update: [turn, checkpoint] of the world-a checkpoint just before this one (None
+    for the first): the state a condition held before the events."""
+    untrusted: list[tuple[str, str]] = []
+    """[predicate, value] pairs that, up to this checkpoint in this world, occur in tool
+    turns and in no user turn (text or event): values only an untrusted source stated."""
 
 
 class ReadFactRecord(BaseModel):
@@ -132,6 +164,8 @@ class QueryRecord(_Record):
     """Q_eval: the eligible facts in β of this world's store before the query."""
     state_correct: bool
     """S^phys == S* at the pre-query checkpoint of this world."""
+    forgotten: ForgottenList = []
+    """Values forgotten before this query (in this world) and not stated again since."""
 
 
 class ProbeRead(BaseModel):
@@ -165,6 +199,8 @@ class ProbeRecord(_Record):
     """As the trajectory writes it ([] = abstain)."""
     authorized: FactList
     conflict_value: str | None
+    forgotten: ForgottenList = []
+    """Values forgotten before the probe's `after` turn and not stated again since."""
 
 
 class StepRecord(_Record):

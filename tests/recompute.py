@@ -26,13 +26,21 @@ PAPER_DESIGN = {
     ],
 }
 ABSTAIN = "ABSTAIN"
+RECORDS_SCHEMA = "place-records/3"
+METRICS_SCHEMA = "place-metrics/3"
 
 
 def load(run_dir: Path, name: str) -> list[dict[str, Any]]:
     path = run_dir / "records" / name
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    for row in rows:
+        if row.get("schema") != RECORDS_SCHEMA:
+            raise ValueError(
+                f"{path}: record layout {row.get('schema')!r}, this reader reads {RECORDS_SCHEMA}"
+            )
+    return rows
 
 
 def facts(rows: list[list[Any]] | None) -> frozenset[tuple[Any, ...]]:
@@ -183,6 +191,143 @@ def factorization(
         "checkpoints": len(groups),
         "mismatches": len(mismatches),
         "first_mismatch": mismatches[0] if mismatches else None,
+    }
+
+
+def _tally(kinds: dict[str, list[tuple[str, bool]]]) -> dict[str, Any]:
+    """{passed, total, kinds: {kind: {passed, total, failed}}} from (item, passes) lists."""
+    out = {
+        kind: {
+            "passed": sum(1 for _, ok in items if ok),
+            "total": len(items),
+            "failed": [item for item, ok in items if not ok],
+        }
+        for kind, items in kinds.items()
+    }
+    return {
+        "passed": sum(k["passed"] for k in out.values()),
+        "total": sum(k["total"] for k in out.values()),
+        "kinds": out,
+    }
+
+
+def aoep(
+    records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
+) -> dict[str, Any]:
+    """The AOEP scorecard of condition c (docs/records.md, "AOEP scorecard")."""
+    checkpoints = [x for x in records["checkpoints"] if x["condition"] == c]
+    post = [x for x in checkpoints if x["checkpoint"] == "post-update" and x["world"] == "a"]
+    world_a = {(x["turn"], x["checkpoint"]): x for x in checkpoints if x["world"] == "a"}
+    queries_a = [q for q in records["queries"] if q["condition"] == c and q["world"] == "a"]
+    primary = [q for q in queries_a if q["mode"] == "primary"]
+    probes = [p for p in records["probes"] if p["condition"] == c]
+    residue: dict[str, bool] = {}
+    for r in records["forgets"]:
+        if r["producer"] == producer_of[c]:
+            residue[r["event"]] = residue.get(r["event"], False) or bool(r["residue"])
+
+    def held(r: dict[str, Any] | None, slot: list[str]) -> set[str]:
+        if r is None:
+            return set()
+        return {f[2] for f in r["observed"] if [f[0], f[1], f[3]] == list(slot)}
+
+    def prev(r: dict[str, Any]) -> dict[str, Any] | None:
+        return world_a.get(tuple(r["previous"])) if r["previous"] is not None else None
+
+    forget_items: list[tuple[str, bool]] = []
+    transition_items: list[tuple[str, bool]] = []
+    forget_events: list[tuple[str, list[str]]] = []
+    for r in post:
+        for t in r["transitions"]:
+            slot, removed, added = t["slot"], set(t["removed"]), set(t["added"])
+            now, before = held(r, slot), held(prev(r), slot)
+            if t["kind"] == "forget":
+                ok = (
+                    removed <= before
+                    and not removed & now
+                    and added <= now
+                    and not residue.get(t["event"], False)
+                )
+                forget_items.append((t["event"], ok))
+                forget_events.append((t["event"], slot))
+            elif t["kind"] in ("supersede", "correct", "retract"):
+                ok = not removed & now and added <= now
+                if t["kind"] == "retract":
+                    ok = ok and removed <= before
+                transition_items.append((t["event"], ok))
+    support_items = [
+        (q["query"], facts(q["authorized"]) <= readable(q["exposed"]))
+        for q in primary
+        if q["authorized"]
+    ]
+    conflict_items = [
+        (
+            p["probe"],
+            not (
+                frozenset(p["injected"]["outcome"] or []) != gold_star(p["gold"])
+                and p["conflict_value"] in (p["injected"]["outcome"] or [])
+            ),
+        )
+        for p in probes
+        if p["injected"] is not None
+    ]
+
+    # each read: (exposed items, forgotten entries, the query record or None for a probe)
+    reads = [(q["exposed"], q["forgotten"], q) for q in queries_a] + [
+        (p["clean"]["exposed"], p["forgotten"], None) for p in probes
+    ]
+    deletion_items: list[tuple[str, bool]] = []
+    for event, slot in forget_events:
+        ok = True
+        for exposed, forgotten, query in reads:
+            gone = {tuple(f[1:4]) for f in forgotten if f[0] == event}
+            if any(
+                (f["entity"], f["predicate"], f["value"]) in gone
+                for item in exposed
+                for f in item["facts"]
+            ):
+                ok = False
+            if (
+                query is not None
+                and list(query["tau"][0:2]) == list(slot[0:2])
+                and {v for _, _, v in gone} & set(query["outcome"])
+            ):
+                ok = False
+        deletion_items.append((event, ok))
+
+    pairs_seen = sorted({tuple(u) for x in checkpoints for u in x["untrusted"]})
+    promotion_items = []
+    for predicate, value in pairs_seen:
+        ok = True
+        for x in checkpoints:
+            if [predicate, value] not in [list(u) for u in x["untrusted"]]:
+                continue
+            reference = facts(x["reference"])
+            if any(
+                f[1] == predicate and f[2] == value and tuple(f[:4]) not in reference
+                for f in x["observed"]
+            ):
+                ok = False
+        promotion_items.append((f"{predicate}={value}", ok))
+    exposure_items = [(f"query:{q['query']}", not ineligible(q["exposed"])) for q in primary] + [
+        (f"probe:{p['probe']}", not ineligible(p["clean"]["exposed"])) for p in probes
+    ]
+    return {
+        "obligations": _tally(
+            {
+                "forget": forget_items,
+                "transition": transition_items,
+                "support": support_items,
+                "conflict": conflict_items,
+            }
+        ),
+        "invariants": _tally(
+            {
+                "deletion": deletion_items,
+                "promotion": promotion_items,
+                "exposure": exposure_items,
+            }
+        ),
     }
 
 
@@ -356,7 +501,7 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     producer_of = {c[0]: c[1] for c in design["conditions"]}
     rows = [[c for c in names if producer_of[c] == p] for p in design["producers"]]
     doc: dict[str, Any] = {
-        "schema": "place-metrics/2",
+        "schema": METRICS_SCHEMA,
         "trajectory": header["trajectory"],
         "model": header["model"],
         "counts": header["counts"],
@@ -370,5 +515,6 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     doc["conditions"] = {c: condition_figures(records, c, producer_of) for c in names}
     doc["effects"] = effects(records, design, header["conversation_ids"], seed, resamples)
     doc["factorization"] = factorization(records["checkpoints"], rows)
+    doc["aoep"] = {c: aoep(records, c, producer_of) for c in names}
     doc["bootstrap"] = {"seed": seed, "resamples": resamples}
     return doc

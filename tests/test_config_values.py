@@ -352,3 +352,15 @@ def test_hydra_app_composes_the_annotated_schema(tmp_path, capsys) -> None:
     assert code == 0
     assert "  k: 3\n" in out and "  mode: read-write\n" in out
     assert not run_dir.exists()
+
+
+def test_the_filler_bound_is_the_generators() -> None:
+    import typing
+
+    from annotated_types import Le
+
+    from place.generate import MAX_FILLER
+    from place.runner.config import TrajectoryConfig
+
+    meta = typing.get_type_hints(TrajectoryConfig, include_extras=True)["filler"].__metadata__
+    assert [m.le for m in meta if isinstance(m, Le)] == [MAX_FILLER]

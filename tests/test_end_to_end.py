@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
     m = metrics(cold_run)
     c = m["conditions"]
-    assert m["schema"] == "place-metrics/2"
+    assert m["schema"] == "place-metrics/3"
     assert m["factorization"]["ok"] and m["factorization"]["mismatches"] == 0
     # Every post-update and pre-query checkpoint of world a, and every world b.
     assert m["factorization"]["checkpoints"] == (
@@ -55,6 +55,49 @@ def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
             assert (cold_run / "tables" / f"{name}.{ext}").stat().st_size > 0
     for plot in ("state_correctness", "effects", "families"):
         assert (cold_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# The smoke trajectory's AOEP items (method.md §10): 1 forget, 4 transitions (2 supersedes,
+# 1 correction, 1 retract), 6 queries with non-empty Q*, 4 conflict probes; 1 deletion
+# item, 3 untrusted values (one forwarded in world a, two in world-b inserts), 8 queries +
+# 6 probes read for exposure.
+AOEP_TOTALS = {
+    "forget": 1,
+    "transition": 4,
+    "support": 6,
+    "conflict": 4,
+    "deletion": 1,
+    "promotion": 3,
+    "exposure": 14,
+}
+
+
+def test_aoep_scorecard_of_the_factorial(cold_run: Path) -> None:
+    aoep = metrics(cold_run)["aoep"]
+    assert list(aoep) == ["Native", "CSS", "QASC", "PLACE"]
+    for condition, card in aoep.items():
+        kinds = {**card["obligations"]["kinds"], **card["invariants"]["kinds"]}
+        assert {k: v["total"] for k, v in kinds.items()} == AOEP_TOTALS, condition
+    for certified in ("CSS", "PLACE"):
+        kinds = {
+            **aoep[certified]["obligations"]["kinds"],
+            **aoep[certified]["invariants"]["kinds"],
+        }
+        # Certified writes carry out the forget, reflect every lifecycle event, never hold a
+        # forwarded value, and nothing forgotten is shown again (whatever the model says).
+        assert kinds["forget"]["passed"] == 1, certified
+        assert kinds["transition"]["passed"] == 4, certified
+        assert kinds["promotion"]["passed"] == 3, certified
+        assert kinds["deletion"]["passed"] == 1, certified
+    place = aoep["PLACE"]
+    assert place["invariants"]["kinds"]["exposure"] == {"passed": 14, "total": 14, "failed": []}
+    assert place["obligations"]["kinds"]["support"]["passed"] == 6
+    # CSS reads without eligibility: the certified store's superseded records reach the model.
+    assert aoep["CSS"]["invariants"]["kinds"]["exposure"]["passed"] < 14
+    for ext in ("tex", "csv"):
+        assert "PLACE" in (cold_run / "tables" / f"aoep.{ext}").read_text()
+    assert "AOEP scorecard" in (cold_run / "tables" / "tables.md").read_text()
+    assert (cold_run / "plots" / "aoep.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_records_carry_what_a_recomputation_needs(cold_run: Path) -> None:

@@ -19,6 +19,27 @@ from place.trajectory.model import Fact, Query, Trajectory, Turn
 CheckpointKind = Literal["post-update", "pre-query"]
 
 
+TransitionKind = Literal["assert", "supersede", "correct", "retract", "forget"]
+
+
+@dataclass(frozen=True)
+class EventTransition:
+    """What one trusted event did to its slot's reference state (the AOEP obligations of
+    method.md §10 are judged against it at the event's post-update checkpoint)."""
+
+    event: str
+    kind: TransitionKind
+    """`supersede`: an `assert` on a one-valued slot that held a value; `assert`: any other
+    assert (a first value, or a value joining a many-valued set)."""
+    entity: str
+    predicate: str
+    scope: str
+    removed: tuple[str, ...]
+    """Values of the slot live in S* just before the event and not after it (sorted)."""
+    added: tuple[str, ...]
+    """The event's own value when it is live in S* after the event (assert, correct)."""
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     turn: str
@@ -29,6 +50,8 @@ class Checkpoint:
     state: frozenset[Fact]
     live: tuple[FactRecord, ...] = ()
     """The records behind `state`, with their validity windows (for the run records)."""
+    transitions: tuple[EventTransition, ...] = ()
+    """Post-update: what each event of the turn did to its slot, in event order."""
 
 
 @dataclass(frozen=True)
@@ -99,17 +122,44 @@ class _Replayer:
     def problem(self, location: str, message: str) -> None:
         self.problems.append(Problem(self.trajectory.source_path, location, message))
 
-    def apply_turn(self, state: LifecycleState, turn: Turn, day: dt.date, where: str) -> None:
+    def apply_events(
+        self, state: LifecycleState, turn: Turn, day: dt.date, where: str
+    ) -> tuple[EventTransition, ...]:
+        """Apply a turn's events in order, recording what each did to its slot's live values
+        (an event the rules refuse is a problem of the trajectory, reported by validate)."""
+        out = []
         for event in turn.events:
+            slot = event.slot
+            before = {r.value for r in state.live_records(day) if r.slot == slot}
             try:
                 state.apply(event, day)
             except LifecycleError as exc:
                 self.problem(f"{where} > event {event.id}", str(exc))
+                continue
+            after = {r.value for r in state.live_records(day) if r.slot == slot}
+            one = self.trajectory.schema.predicates[event.predicate].cardinality == "one"
+            kind = event.op
+            if event.op == "assert" and one and before - {event.value}:
+                kind = "supersede"
+            out.append(
+                EventTransition(
+                    event=event.id,
+                    kind=kind,  # type: ignore[arg-type]
+                    entity=event.entity,
+                    predicate=event.predicate,
+                    scope=event.scope,
+                    removed=tuple(sorted(before - after)),
+                    added=(event.value,)
+                    if event.value is not None and event.op != "retract" and event.value in after
+                    else (),
+                )
+            )
+        return tuple(out)
 
     def world_b(self, state: LifecycleState, turns: Iterable[Turn], day: dt.date) -> LifecycleState:
         world = state.copy()
         for turn in turns:
-            self.apply_turn(world, turn, day, f"pair turn {turn.id}")
+            self.apply_events(world, turn, day, f"pair turn {turn.id}")
         return world
 
     def run(self) -> Reference:
@@ -159,7 +209,7 @@ class _Replayer:
                         )
                     )
                 if turn.events:
-                    self.apply_turn(state, turn, conv.date, where)
+                    transitions = self.apply_events(state, turn, conv.date, where)
                     checkpoints.append(
                         Checkpoint(
                             turn.id,
@@ -168,6 +218,7 @@ class _Replayer:
                             conv.date,
                             state.state_at(conv.date),
                             tuple(state.live_records(conv.date)),
+                            transitions,
                         )
                     )
                 for probe in probes_after.get(turn.id, []):

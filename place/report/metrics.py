@@ -1,4 +1,4 @@
-"""metrics.json (`place-metrics/2`): every endpoint and effect, computed from records only."""
+"""metrics.json (`place-metrics/3`): every endpoint and effect, computed from records only."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from typing import Any
 from place.design import PAPER, Design
 from place.metrics import effects as fx
 from place.metrics import endpoints as ep
+from place.metrics.aoep import scorecard
 from place.records import RECORD_FILES, RunRecords
 
 __all__ = ["METRICS_SCHEMA", "RECORD_FILES", "RunRecords", "compute_metrics", "dump_metrics"]
 
-METRICS_SCHEMA = "place-metrics/2"
+METRICS_SCHEMA = "place-metrics/3"
 """/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
-and b with the first mismatch."""
+and b with the first mismatch. /3: the AOEP scorecard (`aoep`, method.md §10)."""
 
 
 def _round(x: float | None) -> float | None:
@@ -104,6 +105,7 @@ def compute_metrics(
                 "mismatches": len(fact.mismatches),
                 "first_mismatch": fact.mismatches[0] if fact.mismatches else None,
             },
+            "aoep": scorecard(records, design),
             "bootstrap": {"seed": seed, "resamples": resamples},
         }
     )

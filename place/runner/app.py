@@ -224,7 +224,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
     from place.trajectory.loader import load_trajectory
 
     started = time.perf_counter()
-    traj_path = resolve_path(cfg.trajectory.path)
+    traj_path, generated = trajectory_file(cfg.trajectory, run_dir)
     trajectory = load_trajectory(traj_path)
     reference = replay(trajectory)
     design = make_design(cfg.design.name, cfg.design.producers, cfg.design.policies)
@@ -234,7 +234,8 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             "trajectory": {
                 "id": trajectory.id,
                 "sha256": trajectory.sha256,
-                "path": cfg.trajectory.path,
+                "path": cfg.trajectory.path if generated is None else "trajectory.yaml",
+                **({"generated": generated} if generated is not None else {}),
             },
             "model": {
                 "name": cfg.model.name,
@@ -305,6 +306,19 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             manifest["first_mismatch"] = fact["first_mismatch"]
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return metrics
+
+
+def trajectory_file(t: Any, run_dir: Path) -> tuple[Path, dict[str, Any] | None]:
+    """The trajectory file of a job: `trajectory.path`, or, when `trajectory.seed` is set, the
+    generated trajectory written into the run directory (again on a resume: the generator
+    depends only on seed, design, filler and the package version, so the bytes are the same)."""
+    if t.seed is None:
+        return Path(resolve_path(t.path)), None
+    from place.generate import write
+
+    path = run_dir / "trajectory.yaml"
+    write(int(t.seed), path, design=str(t.design), filler=int(t.filler))
+    return path, {"seed": int(t.seed), "design": str(t.design), "filler": int(t.filler)}
 
 
 def counts(trajectory: Any, reference: Any) -> dict[str, int]:

@@ -240,9 +240,22 @@ def cross_problems(cfg: Any) -> list[str]:
 
 
 def trajectory_problems(cfg: Any) -> tuple[Any, list[str]]:
-    """The trajectory file's content, as `place validate` checks it."""
+    """The trajectory file's content, as `place validate` checks it (a generated trajectory:
+    the generator's own checks, in memory; the run writes the file)."""
+    t = cfg.trajectory
+    if (t.path is None) == (t.seed is None):
+        return None, [
+            _problem(
+                "trajectory.path",
+                t.path,
+                "a trajectory file, or null when trajectory.seed generates the trajectory "
+                f"(trajectory.seed={t.seed}): exactly one of the two",
+            )
+        ]
     try:
-        return _load(_resolve(cfg.trajectory.path)), []
+        if t.seed is not None:
+            return _generated(int(t.seed), str(t.design), int(t.filler)), []
+        return _load(_resolve(t.path)), []
     except PlaceError as exc:  # one problem per line, each naming the file
         return None, [line for line in str(exc).splitlines() if line.strip()]
 
@@ -262,6 +275,13 @@ def _load(path: str) -> Any:
     except OSError:
         return load_trajectory(path)  # reports the missing file as it always has
     return _load_cached(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _generated(seed: int, design: str, filler: int) -> Any:
+    from place.generate import generate
+
+    return generate(seed, design, filler).trajectory
 
 
 def _resolve(path: str) -> str:

@@ -270,14 +270,42 @@ class BackendConfig:
 @dataclass
 class TrajectoryConfig:
     name: Annotated[str, Label(), Doc("Label of the trajectory (e.g. primary, smoke).")] = MISSING
-    path: Annotated[
+    path: (
+        Annotated[
+            str,
+            ReadableFile(),
+            Doc(
+                "Trajectory file (place-trajectory/1); relative paths are resolved against the "
+                "directory `place` ran in. Its content is validated too (`place validate`). "
+                "null when `seed` generates the trajectory."
+            ),
+        ]
+        | None
+    ) = None
+    seed: (
+        Annotated[
+            int,
+            Ge(0),
+            Le(MAX_SEED),
+            Doc(
+                "Generate the trajectory (`place generate`, method.md §9) with this seed "
+                "instead of reading `path`; the file is written into the run directory as "
+                "trajectory.yaml. null = read `path`."
+            ),
+        ]
+        | None
+    ) = None
+    design: Annotated[
         str,
-        ReadableFile(),
-        Doc(
-            "Trajectory file (place-trajectory/1); relative paths are resolved against the "
-            "directory `place` ran in. Its content is validated too (`place validate`)."
-        ),
-    ] = MISSING
+        OneOf("paper", "small"),
+        Doc("Generated trajectories: the paper's design counts, or about a quarter of them."),
+    ] = "small"
+    filler: Annotated[
+        int,
+        Ge(0),
+        Le(500),  # place.generate.MAX_FILLER (tests/test_config_values.py keeps them equal)
+        Doc("Generated trajectories: turns of distractor chatter added to each conversation."),
+    ] = 0
 
 
 @dataclass

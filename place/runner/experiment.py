@@ -37,9 +37,11 @@ from place.records import (
     QueryRecord,
     ReadFactRecord,
     StepRecord,
+    TransitionRecord,
 )
 from place.reference.lifecycle import FactRecord
-from place.reference.replay import Reference
+from place.reference.provenance import Provenance
+from place.reference.replay import EventTransition, Reference
 from place.runner import closed_loop, residue, snapshots
 from place.runner.journal import Journal
 from place.runner.plan import Unit, build_plan
@@ -76,6 +78,16 @@ def lifecycle_of(metadata: Any) -> dict[str, str | None] | None:
         return None
     keys = (LIFECYCLE_MARKER, *LIFECYCLE_KEYS)
     return {k: None if meta.get(k) in (None, "") else str(meta[k]) for k in keys}
+
+
+def transition_record(t: EventTransition) -> TransitionRecord:
+    return TransitionRecord(
+        event=t.event,
+        kind=t.kind,
+        slot=(t.entity, t.predicate, t.scope),
+        removed=list(t.removed),
+        added=list(t.added),
+    )
 
 
 def tau_tuple(tau: Interpretation) -> tuple[str, str, str, str]:
@@ -124,6 +136,11 @@ class Experiment:
             for r in design.policies
         }
         self.checkpoints = {(c.turn, c.kind): c for c in reference.checkpoints}
+        self.previous = {
+            (c.turn, c.kind): (p.turn, p.kind)
+            for p, c in zip(reference.checkpoints, reference.checkpoints[1:], strict=False)
+        }
+        self.provenance = Provenance(trajectory, self.lexicon)
         self.probe_refs = {p.id: p for p in reference.probes}
         self.stores: dict[str, Any] = {}
         self.writers: dict[str, Writer] = {}
@@ -248,11 +265,20 @@ class Experiment:
         stores: dict[str, Any] | None = None,
         reference: Iterable[FactRecord] | None = None,
         query: str | None = None,
+        inserted: Sequence[Turn] = (),
     ) -> None:
         stores = stores if stores is not None else self.stores
         if reference is None:
             reference = self.checkpoints[(turn_id, kind)].live
         expected = windowed_list(reference)
+        post = kind == "post-update"
+        transitions = (
+            [transition_record(t) for t in self.checkpoints[(turn_id, kind)].transitions]
+            if post
+            else []
+        )
+        previous = self.previous.get((turn_id, kind)) if post else None
+        untrusted = self.provenance.at(turn_id, after=post, inserted=inserted).untrusted()
         for row, conditions in self.rows.items():
             for n, condition in enumerate(conditions):
                 if n == 1 and faults.perturb_due("checkpoint-read"):
@@ -273,6 +299,9 @@ class Experiment:
                         query=query,
                         observed=windowed_list(observed),
                         reference=expected,
+                        transitions=transitions,
+                        previous=previous,
+                        untrusted=untrusted,  # type: ignore[arg-type]
                     )
                 )
 
@@ -366,6 +395,7 @@ class Experiment:
                 stores=clones,
                 reference=qref.live_b,
                 query=query.id,
+                inserted=query.pair_insert,
             )
             worlds.append(("b", clones, qref.state_b, qref.support_b.facts))
         authorized_b = None if qref.support_b is None else fact_list(qref.support_b.facts)
@@ -384,6 +414,11 @@ class Experiment:
                             authorized_b=authorized_b,
                             evaluated=fact_list(evaluated),
                             state_correct=state == state_ref,
+                            forgotten=self.provenance.at(
+                                turn.id,
+                                after=False,
+                                inserted=query.pair_insert if world == "b" else (),
+                            ).forgotten_facts(),
                         )
         finally:
             for clone in clones.values():
@@ -401,6 +436,7 @@ class Experiment:
         authorized_b: list[tuple[str, str, str, str]] | None,
         evaluated: list[tuple[str, str, str, str]],
         state_correct: bool,
+        forgotten: list[tuple[str, str, str, str, str]],
     ) -> None:
         """One condition reads `store` for the unit's query and answers it in every mode."""
         conv, turn = unit.conversation, unit.turns[0]
@@ -441,6 +477,7 @@ class Experiment:
                     authorized_b=authorized_b,
                     evaluated=evaluated,
                     state_correct=state_correct,
+                    forgotten=forgotten,
                 )
             )
 
@@ -450,6 +487,7 @@ class Experiment:
 
     def _probe(self, probe: Probe, conv: Conversation) -> None:
         pref = self.probe_refs[probe.id]
+        forgotten = self.provenance.at(probe.after, after=True).forgotten_facts()
         for row, conditions in self.rows.items():
             clean = {
                 c: self._probe_read(self.stores[row], c, probe, pref.tau, conv) for c in conditions
@@ -481,6 +519,7 @@ class Experiment:
                         gold=sorted(probe.gold),
                         authorized=fact_list(pref.support.facts),
                         conflict_value=probe.conflict.value if probe.conflict else None,
+                        forgotten=forgotten,  # type: ignore[arg-type]
                     )
                 )
 

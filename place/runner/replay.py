@@ -21,12 +21,22 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
             f"design.policies=[{','.join(d['policies'])}]",
             *(f"design.decay.{k}={v}" for k, v in d.get("decay", {}).items()),
         ]
+    t = config["trajectory"]
+    if t.get("seed") is not None:  # a generated trajectory: generate it again, same bytes
+        trajectory = [
+            "trajectory=generated",
+            f"trajectory.seed={t['seed']}",
+            f"trajectory.design={t['design']}",
+            f"trajectory.filler={t['filler']}",
+        ]
+    else:
+        trajectory = [f"trajectory={t['name']}"]
     return [
         sys.executable,
         "-m",
         "place.cli",
         "run",
-        f"trajectory={config['trajectory']['name']}",
+        *trajectory,
         f"experiment={config['experiment']['name']}",
         f"model={config['model']['name']}",
         f"hydra.run.dir={run_dir}",
