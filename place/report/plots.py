@@ -109,11 +109,89 @@ def per_family_bars(records: RunRecords, conditions: list[str], path: Path) -> N
     plt.close(fig)
 
 
+def _rate(family: dict[str, Any]) -> float | None:
+    return family["passed"] / family["total"] if family["total"] else None
+
+
+def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float, float]]:
+    """Obligation pass rate against negative-invariant pass rate, one point per condition
+    (method.md §10): the two are never blended, since a store that keeps nothing sits at the
+    top left. Returns the plotted points, in design order.
+
+    A condition with no obligation or no invariant item has no rate on that axis: it is left
+    out of the plot and named under it (no point is invented for it). A metrics document
+    without `aoep` (schema place-metrics/2) gives an empty plot that says so. Conditions at
+    the same point share one label and are drawn as concentric markers, largest first, so
+    every colour stays visible."""
+    conditions = list(metrics["conditions"])
+    card = metrics.get("aoep") or {}
+    points: dict[str, tuple[float, float]] = {}
+    skipped = []
+    for c in conditions:
+        if c not in card:
+            continue
+        x, y = _rate(card[c]["obligations"]), _rate(card[c]["invariants"])
+        if x is None or y is None:
+            skipped.append(c)
+        else:
+            points[c] = (x, y)
+    groups: dict[tuple[float, float], list[str]] = defaultdict(list)
+    for c, xy in points.items():
+        groups[xy].append(c)
+    fig, ax = plt.subplots(figsize=(6.5, 5.6))
+    for (x, y), names in groups.items():
+        for i, c in enumerate(names):
+            ax.scatter(
+                x,
+                y,
+                s=140 * 0.45**i,
+                color=color(c, conditions),
+                edgecolors="k",
+                linewidths=0.6,
+                zorder=3 + i,
+            )
+        right = x > 0.75  # label on the left near the right edge, to stay inside the axes
+        ax.annotate(
+            ", ".join(names),
+            (x, y),
+            xytext=(-8 if right else 8, -4 if y > 0.95 else 5),
+            textcoords="offset points",
+            ha="right" if right else "left",
+            fontsize=8,
+        )
+    if not card:
+        ax.text(0.5, 0.5, "no AOEP scorecard in metrics.json", ha="center", va="center")
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel(
+        "obligations kept (passed / total)"
+        + (f"\nnot plotted (no items on an axis): {', '.join(skipped)}" if skipped else "")
+    )
+    ax.set_ylabel("negative invariants held (passed / total)")
+    ax.grid(color="0.9", lw=0.6)
+    ax.set_title(
+        f"AOEP scorecard: {metrics['model']['name']}\n"
+        "a store that keeps nothing sits at the top left "
+        "(passes every invariant, keeps no obligation)",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return points
+
+
 def write_plots(records: RunRecords, metrics: dict[str, Any], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / "state_correctness.png", out_dir / "effects.png", out_dir / "families.png"]
+    paths = [
+        out_dir / "state_correctness.png",
+        out_dir / "effects.png",
+        out_dir / "families.png",
+        out_dir / "aoep.png",
+    ]
     conditions = list(metrics["conditions"])
     state_across_checkpoints(records, conditions, paths[0])
     effects_with_intervals(metrics, paths[1])
     per_family_bars(records, conditions, paths[2])
+    aoep_scorecard(metrics, paths[3])
     return paths

@@ -1,7 +1,8 @@
-"""Tables 1 and 2 as in the paper, in Markdown, LaTeX (booktabs) and CSV.
+"""Tables 1 and 2 as in the paper, and the AOEP scorecard, in Markdown, LaTeX (booktabs) and CSV.
 
 Rows come from one or more metrics documents (one per model scale). The paper's published
-values can be shown beside them, always in rows labelled as the paper's.
+values can be shown beside them, always in rows labelled as the paper's (Tables 1 and 2 only:
+the paper reports no AOEP scorecard).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from place.design import PAPER
+from place.metrics.aoep import INVARIANTS, OBLIGATIONS
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
 CONDITIONS = PAPER.names
@@ -199,6 +201,49 @@ def table2b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     )
 
 
+AOEP_FAMILIES = (
+    ("obligations", "Obligations", OBLIGATIONS),
+    ("invariants", "Invariants", INVARIANTS),
+)
+"""metrics.json `aoep` families: key, column header, kinds (in docs/records.md order)."""
+
+
+def _passed_of(v: dict[str, Any] | None) -> str:
+    return "–" if v is None else f"{v['passed']}/{v['total']}"
+
+
+def aoep(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+    """The AOEP scorecard (method.md §10), one row per run and condition: obligations kept and
+    negative invariants held as `passed/total`, overall and per kind. The two are never
+    blended (a store that keeps nothing holds every invariant). A metrics document without
+    `aoep` (schema place-metrics/2 and older) adds no rows; `paper` adds none either, as the
+    paper publishes no scorecard."""
+    del paper
+    rows = []
+    for m in runs:
+        card = m.get("aoep")
+        if not card:
+            continue
+        for c in _conditions(m):
+            if c not in card:
+                continue
+            row = [_label(m), c]
+            for key, _, kinds in AOEP_FAMILIES:
+                family = card[c].get(key)
+                row.append(_passed_of(family))
+                row += [_passed_of((family or {}).get("kinds", {}).get(k)) for k in kinds]
+            rows.append(row)
+    header = ["Model", "Condition"]
+    for _, title, kinds in AOEP_FAMILIES:
+        header += [title, *(k.capitalize() for k in kinds)]
+    return Table(
+        "aoep",
+        "AOEP scorecard: obligations kept and negative invariants held (method.md §10)",
+        header,
+        rows,
+    )
+
+
 def invalid_banner(runs: Sequence[dict[str, Any]]) -> str | None:
     """The banner every table carries when a run it reports failed the factorization check."""
     failed = [
@@ -216,7 +261,9 @@ def invalid_banner(runs: Sequence[dict[str, Any]]) -> str | None:
 
 def all_tables(runs: Sequence[dict[str, Any]], paper: bool = False) -> list[Table]:
     banner = invalid_banner(runs)
-    return [replace(f(runs, paper), banner=banner) for f in (table1a, table1b, table2a, table2b)]
+    return [
+        replace(f(runs, paper), banner=banner) for f in (table1a, table1b, table2a, table2b, aoep)
+    ]
 
 
 def to_markdown(t: Table) -> str:
