@@ -30,6 +30,7 @@ def test_recorded_runs_exist() -> None:
     assert {
         "primary/smollm2-135m",
         "smoke/smollm2-135m",
+        "primary-extended/smollm2-135m",
     } <= names, names
 
 

@@ -23,9 +23,10 @@ ROOT = Path(__file__).parents[1]
 RUNS = {
     "primary": ROOT / "experiments" / "primary" / "smollm2-135m",
     "smoke": ROOT / "experiments" / "smoke" / "smollm2-135m",
+    "primary-extended": ROOT / "experiments" / "primary-extended" / "smollm2-135m",
 }
-TRAJECTORY = {"primary": "primary", "smoke": "smoke"}
-DESIGN = {"primary": "paper", "smoke": "paper"}
+TRAJECTORY = {"primary": "primary", "smoke": "smoke", "primary-extended": "primary"}
+DESIGN = {"primary": "paper", "smoke": "paper", "primary-extended": "extended"}
 recorded = pytest.mark.parametrize("RECORDED", list(RUNS.values()), ids=list(RUNS))
 
 
