@@ -147,8 +147,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from place.report.report import recompute, write_tables
 
+    if args.replications:
+        from place.report.replications import collect, markdown, write_replications
+
+        if args.paper:
+            raise PlaceError(
+                "--paper does not apply with --replications (the paper reports one "
+                "trajectory); leave out --paper"
+            )
+        docs = [recompute(p) for p in collect(args.run_dirs)]
+        out = Path(args.out or "replications")
+        summary = write_replications(docs, out)
+        print(markdown(docs, summary))
+        return 0
     docs = [recompute(Path(d)) for d in args.run_dirs]
-    out = Path(args.out)
+    out = Path(args.out or "comparison")
     write_tables(docs, out, paper=args.paper)
     print((out / "tables.md").read_text(encoding="utf-8"))
     return 0
@@ -199,10 +212,30 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("compare", help="one table per model scale from several runs")
-    p.add_argument("run_dirs", nargs="+")
-    p.add_argument("--out", default="comparison", help="directory for the combined tables")
+    p = sub.add_parser(
+        "compare",
+        help="one table per model scale from several runs; with --replications: a replication "
+        "study (one design on N trajectories, docs/replications.md)",
+    )
+    p.add_argument(
+        "run_dirs",
+        nargs="+",
+        metavar="DIR",
+        help="run directories; with --replications also Hydra multirun roots (their jobs)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="directory for the combined tables (default: comparison, or replications with "
+        "--replications)",
+    )
     p.add_argument("--paper", action="store_true")
+    p.add_argument(
+        "--replications",
+        action="store_true",
+        help="the runs are replications (same design and model, different trajectories): "
+        "mean, 95 %% trajectory-bootstrap interval and spread of every endpoint and effect",
+    )
     p.set_defaults(func=cmd_compare)
     return parser
 

@@ -21,6 +21,9 @@ import pandas as pd
 from place.design import Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
+from place.report.replications import Replications, load_replications
+
+__all__ = ["Replications", "Run", "load_replications", "load_run", "run_design"]
 
 
 @dataclass(frozen=True)

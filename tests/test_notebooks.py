@@ -11,11 +11,16 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 RUN = ROOT / "experiments" / "primary" / "smollm2-135m"
+STUDY = ROOT / "experiments" / "replications" / "smollm2-135m"
 CELL_TIMEOUT = 600
 
 
 def test_notebooks_exist() -> None:
-    assert [p.name for p in NOTEBOOKS] == ["01-reproduce-tables.ipynb", "02-explore.ipynb"]
+    assert [p.name for p in NOTEBOOKS] == [
+        "01-reproduce-tables.ipynb",
+        "02-explore.ipynb",
+        "03-replications.ipynb",
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -36,6 +41,7 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel inherits this environment; kernel "python3" with argv[0] "python" is started
     # with this interpreter (sys.executable), i.e. the venv that has `place` installed.
     monkeypatch.setenv("PLACE_RUN_DIR", str(RUN))
+    monkeypatch.setenv("PLACE_STUDY_DIR", str(STUDY))  # the recorded replication study
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
