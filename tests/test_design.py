@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import inprocess
 import pytest
-from fakes.scripted_chat import ScriptedChat, ScriptedMem0LLM
 
 from place.design import EXTENDED, PAPER, Design, make_design
 from place.eligibility import Interpretation
@@ -138,28 +138,6 @@ def test_decay_drops_old_records_and_ranks_by_weighted_score() -> None:
 
 # --- the append producer on a real store --------------------------------------------------
 
-UNUSED_LLM: dict[str, Any] = {
-    "provider": "openai",
-    "config": {
-        "model": "unused",
-        "api_key": "sk-unused",
-        "openai_base_url": "http://127.0.0.1:9/v1",
-    },
-}
-
-
-def _backend(run_dir: Path, mem0_llm: Any = None) -> Any:
-    from place.memory import Backend
-    from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
-
-    def on_memory(memory: Any) -> None:
-        if mem0_llm is not None:
-            memory.llm = mem0_llm
-
-    return Backend(
-        run_dir, UNUSED_LLM, minilm_mem0_embedder_config(), MINILM_DIMS, on_memory=on_memory
-    )
-
 
 @pytest.mark.integration
 def test_append_stores_each_message_verbatim_one_record_per_message(tmp_path: Path) -> None:
@@ -167,7 +145,7 @@ def test_append_stores_each_message_verbatim_one_record_per_message(tmp_path: Pa
 
     conv = SMOKE.conversations[0]
     turns = conv.turns[:3]
-    with _backend(tmp_path) as backend:
+    with inprocess.backend(tmp_path) as backend:
         store = backend.open("append", SMOKE.principal)
         writer = PRODUCERS["append"](store, ProducerContext(SMOKE.schema, READBACK))
         done = writer.write(turns, conv)
@@ -185,48 +163,7 @@ def test_append_stores_each_message_verbatim_one_record_per_message(tmp_path: Pa
 
 def run_inprocess(run_dir: Path, design: Design, table: dict[str, str] | None = None) -> dict:
     """The smoke trajectory through the real runner, records and report, with FAKE models."""
-    from place.agent.answer import AnswerModel, AnswerPrompt
-    from place.reference.replay import replay
-    from place.report.report import write_report
-    from place.runner.app import counts
-    from place.runner.experiment import Experiment
-    from place.runner.journal import Journal
-
-    reference = replay(SMOKE)
-    chat = ScriptedChat(table)
-    answers = AnswerModel(
-        chat,
-        AnswerPrompt("Answer from memory.", "{items}\nQuestion: {question}", "Earlier:\n{turns}"),
-        32,
-    )
-    with Journal(run_dir) as journal, _backend(run_dir, ScriptedMem0LLM()) as backend:
-        experiment = Experiment(
-            SMOKE,
-            reference,
-            backend,
-            answers,
-            journal,
-            k=5,
-            progress=False,
-            design=design,
-            policy_params={"decay": {"eta": 30.0, "kappa": 1.5, "theta": 0.1}},
-        )
-        try:
-            experiment.run()
-        finally:
-            experiment.close()
-    manifest = {
-        "header": {
-            "trajectory": {"id": SMOKE.id, "sha256": SMOKE.sha256, "path": "smoke.yaml"},
-            "model": {"name": "scripted-fake", "runtime": "fake", "identity": "fake"},
-            "counts": counts(SMOKE, reference),
-            "conversation_ids": [c.id for c in SMOKE.conversations],
-            "design": design.to_json(),
-        },
-        "seeds": {"bootstrap": 7, "resamples": 500},
-    }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    return write_report(run_dir, plots=True)
+    return inprocess.run_inprocess(run_dir, SMOKE, design, table=table)
 
 
 @pytest.fixture(scope="module")

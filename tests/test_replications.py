@@ -376,70 +376,28 @@ def real_run(run_dir: Path, seed: int) -> Path:
     """One complete run directory on generated trajectory `seed` (design small), design
     append, css × native, qasc, through the real runner, records and report with FAKE
     models, and a manifest as `place run` writes it (status complete, trajectory.generated)."""
-    from fakes.scripted_chat import ScriptedChat, ScriptedMem0LLM
+    from inprocess import run_inprocess
 
-    from place.agent.answer import AnswerModel, AnswerPrompt
     from place.design import make_design
     from place.generate import write
-    from place.memory import Backend
-    from place.reference.replay import replay
-    from place.report.report import write_report
-    from place.runner.app import counts
-    from place.runner.experiment import Experiment
-    from place.runner.journal import Journal
-    from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
     from place.trajectory.loader import load_trajectory
 
-    design = make_design("replication", ["append", "css"], ["native", "qasc"])
     run_dir.mkdir(parents=True)
     write(seed, run_dir / "trajectory.yaml", design="small", filler=0)
     trajectory = load_trajectory(run_dir / "trajectory.yaml")
-    reference = replay(trajectory)
-    llm = {
-        "provider": "openai",
-        "config": {
-            "model": "unused",
-            "api_key": "sk-unused",
-            "openai_base_url": "http://127.0.0.1:9/v1",
+    run_inprocess(
+        run_dir,
+        trajectory,
+        make_design("replication", ["append", "css"], ["native", "qasc"]),
+        trajectory_header={
+            "id": trajectory.id,
+            "sha256": trajectory.sha256,
+            "path": "trajectory.yaml",
+            "generated": {"seed": seed, "design": "small", "filler": 0},
         },
-    }
-    mem0_llm = ScriptedMem0LLM()
-
-    def on_memory(memory: Any) -> None:
-        memory.llm = mem0_llm
-
-    answers = AnswerModel(
-        ScriptedChat(),
-        AnswerPrompt("Answer from memory.", "{items}\nQuestion: {question}", "Earlier:\n{turns}"),
-        32,
+        seeds=(5, 300),
+        plots=False,
     )
-    backend = Backend(run_dir, llm, minilm_mem0_embedder_config(), MINILM_DIMS, on_memory=on_memory)
-    with Journal(run_dir) as journal, backend:
-        experiment = Experiment(
-            trajectory, reference, backend, answers, journal, k=5, progress=False, design=design
-        )
-        try:
-            experiment.run()
-        finally:
-            experiment.close()
-    manifest = {
-        "status": "complete",
-        "header": {
-            "trajectory": {
-                "id": trajectory.id,
-                "sha256": trajectory.sha256,
-                "path": "trajectory.yaml",
-                "generated": {"seed": seed, "design": "small", "filler": 0},
-            },
-            "model": {"name": "scripted-fake", "runtime": "fake", "identity": "fake"},
-            "counts": counts(trajectory, reference),
-            "conversation_ids": [c.id for c in trajectory.conversations],
-            "design": design.to_json(),
-        },
-        "seeds": {"bootstrap": 5, "resamples": 300},
-    }
-    (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    write_report(run_dir, plots=False)
     return run_dir
 
 
