@@ -11,7 +11,10 @@ import pytest
 from recompute import recompute
 
 ROOT = Path(__file__).parents[1]
-RECORDED = sorted(p.parent for p in (ROOT / "experiments").glob("*/*/manifest.json"))
+RECORDED = sorted(p.parent for p in (ROOT / "experiments").glob("*/*/manifest.json")) + sorted(
+    p.parent for p in (ROOT / "experiments" / "replications").glob("*/*/manifest.json")
+)
+"""Every recorded run: the single runs, and every job of the recorded replication study."""
 
 
 def test_the_recomputation_does_not_use_the_package() -> None:
@@ -31,6 +34,8 @@ def test_recorded_runs_exist() -> None:
         "primary/smollm2-135m",
         "smoke/smollm2-135m",
         "primary-extended/smollm2-135m",
+        "replications/smollm2-135m/0_smollm2-135m",
+        "replications/smollm2-135m/9_smollm2-135m",
     } <= names, names
 
 
