@@ -139,7 +139,8 @@ def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float
     for c, xy in points.items():
         groups[xy].append(c)
     fig, ax = plt.subplots(figsize=(6.5, 5.6))
-    for (x, y), names in groups.items():
+    placed: list[tuple[float, float]] = []
+    for (x, y), names in sorted(groups.items(), key=lambda g: (-g[0][1], g[0][0])):
         for i, c in enumerate(names):
             ax.scatter(
                 x,
@@ -151,10 +152,14 @@ def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float
                 zorder=3 + i,
             )
         right = x > 0.75  # label on the left near the right edge, to stay inside the axes
+        # Labels of nearby points (e.g. two policies on one producer) would print over each
+        # other: each one steps down a line per label already placed close above it.
+        crowd = sum(1 for px, py in placed if abs(px - x) < 0.12 and abs(py - y) < 0.04)
+        placed.append((x, y))
         ax.annotate(
             ", ".join(names),
             (x, y),
-            xytext=(-8 if right else 8, -4 if y > 0.95 else 5),
+            xytext=(-8 if right else 8, (-4 if y > 0.95 else 5) - 11 * crowd),
             textcoords="offset points",
             ha="right" if right else "left",
             fontsize=8,
