@@ -45,9 +45,12 @@ def run_inprocess(
     trajectory_header: dict[str, Any] | None = None,
     seeds: tuple[int, int] = (7, 500),
     plots: bool = True,
+    chat: Any = None,
+    concurrency: int = 1,
 ) -> dict:
     """Run every condition of `design` on `trajectory` into `run_dir` and report it; the
-    manifest is what `place run` writes minus versions and timings (status complete)."""
+    manifest is what `place run` writes minus versions and timings (status complete).
+    `chat` replaces the scripted answer model (e.g. one behind an LLM call cache)."""
     from place.agent.answer import AnswerModel, AnswerPrompt
     from place.reference.replay import replay
     from place.report.report import write_report
@@ -58,7 +61,7 @@ def run_inprocess(
     run_dir.mkdir(parents=True, exist_ok=True)
     reference = replay(trajectory)
     answers = AnswerModel(
-        ScriptedChat(table),
+        chat if chat is not None else ScriptedChat(table),
         AnswerPrompt("Answer from memory.", "{items}\nQuestion: {question}", "Earlier:\n{turns}"),
         32,
     )
@@ -73,6 +76,7 @@ def run_inprocess(
             progress=False,
             design=design,
             policy_params={"decay": {"eta": 30.0, "kappa": 1.5, "theta": 0.1}},
+            concurrency=concurrency,
         )
         try:
             experiment.run()

@@ -292,3 +292,58 @@ def test_cache_identity_covers_weights_and_parameters_not_versions() -> None:
         {"parameters": GenerationParameters(seed=1, max_tokens=8, context_size=4096)},
     ):
         assert base.model_copy(update=update).cache_identity() != base.cache_identity()
+
+
+def test_concurrent_callers_of_one_key_make_one_call(tmp_path: Path) -> None:
+    """Single flight: what a sequential run does (one miss, then hits), at any concurrency."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = []
+    release = threading.Event()
+
+    def slow() -> str:
+        calls.append(1)
+        release.wait(5)
+        return "answer"
+
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        with ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(cache.get_or_call, "k", slow) for _ in range(4)]
+            while not calls:
+                pass
+            release.set()
+            results = [f.result(timeout=10) for f in futures]
+        assert results == ["answer"] * 4
+        assert len(calls) == 1
+        assert (cache.misses, cache.hits, len(cache)) == (1, 3, 1)
+
+
+def test_a_failed_first_caller_lets_a_waiting_caller_call_again(tmp_path: Path) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    first_started, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def failing() -> str:
+        calls.append("fail")
+        first_started.set()
+        release.wait(5)
+        raise RuntimeError("model died")
+
+    def working() -> str:
+        calls.append("ok")
+        return "answer"
+
+    with LLMCallCache(tmp_path / "c.sqlite") as cache:
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(cache.get_or_call, "k", failing)
+            first_started.wait(5)
+            second = pool.submit(cache.get_or_call, "k", working)
+            release.set()
+            with pytest.raises(RuntimeError, match="model died"):
+                first.result(timeout=10)
+            assert second.result(timeout=10) == "answer"
+        assert calls == ["fail", "ok"]
+        assert cache.get("k") == "answer"

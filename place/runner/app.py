@@ -282,6 +282,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             on_phase=stack.set_phase,
             design=design,
             policy_params={"decay": dict(cfg.design.decay)},
+            concurrency=int(cfg.answer.concurrency),
         )
         try:
             experiment.run()

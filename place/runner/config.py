@@ -352,6 +352,18 @@ class AnswerConfig:
     max_tokens: Annotated[
         int, Ge(1), Doc("Reply cap of the answer model; must fit in model.n_ctx.")
     ] = 32
+    concurrency: Annotated[
+        int,
+        Ge(1),
+        Le(64),
+        Doc(
+            "Answer calls of one unit (every condition and world of a query, every conflict "
+            "probe of a probe set) sent at once. 1 for the embedded model on two cores (its "
+            "server answers one request at a time); 4-8 for an Ollama or GPU server that serves "
+            "several (OLLAMA_NUM_PARALLEL). Records, cache contents and metrics do not depend "
+            "on it."
+        ),
+    ] = 1
 
 
 @dataclass

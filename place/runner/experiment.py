@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +96,18 @@ def tau_tuple(tau: Interpretation) -> tuple[str, str, str, str]:
 
 
 @dataclass(frozen=True)
+class _PendingAnswer:
+    """An answer a unit needs: what the model will be shown, and the record it completes."""
+
+    condition: str
+    mode: str
+    shown: tuple[str, ...]
+    dialogue: tuple[DialogueTurn, ...]
+    fields: dict[str, Any]
+    """Every field of the QueryRecord but `raw_answer` and `outcome`."""
+
+
+@dataclass(frozen=True)
 class Sections:
     primary: bool = True
     utility: bool = True
@@ -117,6 +130,7 @@ class Experiment:
         on_phase: Callable[[str], None] | None = None,
         design: Design = PAPER,
         policy_params: Mapping[str, Mapping[str, Any]] | None = None,
+        concurrency: int = 1,
     ) -> None:
         self.traj = trajectory
         self.ref = reference
@@ -145,6 +159,9 @@ class Experiment:
         self.stores: dict[str, Any] = {}
         self.writers: dict[str, Writer] = {}
         self.governance_seconds = 0.0
+        # The answer calls of one unit are independent; a server that serves several requests
+        # at once (Ollama, a GPU) answers them concurrently. Reads and writes stay sequential.
+        self.pool = ThreadPoolExecutor(concurrency) if concurrency > 1 else None
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -183,6 +200,8 @@ class Experiment:
             bar.close()
 
     def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
         for store in self.stores.values():
             store.close()
         self.stores.clear()
@@ -215,8 +234,7 @@ class Experiment:
             if self.sections.primary or self.sections.closed_loop:
                 self._query(unit)
         elif self.sections.utility:
-            for probe in unit.probes:
-                self._probe(probe, unit.conversation)
+            self._probes(unit.probes, unit.conversation)
 
     def _step(self, unit: Unit) -> None:
         conv = unit.conversation
@@ -399,12 +417,13 @@ class Experiment:
             )
             worlds.append(("b", clones, qref.state_b, qref.support_b.facts))
         authorized_b = None if qref.support_b is None else fact_list(qref.support_b.facts)
+        pending: list[_PendingAnswer] = []
         try:
             for world, stores, state_ref, support in worlds:
                 for row, conditions in self.rows.items():
                     state, evaluated = self._evaluated(stores[row], qref.tau, conv.date)
                     for condition in conditions:
-                        self._answer(
+                        pending += self._plan_answers(
                             unit,
                             condition,
                             world,
@@ -423,124 +442,151 @@ class Experiment:
         finally:
             for clone in clones.values():
                 clone.drop()
+        raws = self._answer_all([(turn.text, p.shown, p.dialogue) for p in pending])
+        for p, raw in zip(pending, raws, strict=True):
+            if p.mode == "closed_loop":
+                own = self.journal.state.setdefault("closed_loop", {}).setdefault(p.condition, {})
+                own[query.id] = raw
+            self.journal.append(
+                QueryRecord(
+                    **p.fields,
+                    raw_answer=raw,
+                    outcome=sorted(outcome(self.lexicon, raw, query.predicate)),
+                )
+            )
 
-    def _answer(
+    def _answer_all(
+        self, calls: Sequence[tuple[str, Sequence[str], Sequence[DialogueTurn]]]
+    ) -> list[str]:
+        """The answer model's raw answers to `calls` (question, shown items, dialogue), in
+        order; with `concurrency` > 1 the calls run concurrently (the cache makes identical
+        prompts one call either way, so records and cache contents do not depend on it)."""
+
+        def one(call: tuple[str, Sequence[str], Sequence[DialogueTurn]]) -> str:
+            return self.answers.answer(*call).raw
+
+        if self.pool is None or len(calls) < 2:
+            return [one(c) for c in calls]
+        return list(self.pool.map(one, calls))
+
+    def _plan_answers(
         self,
         unit: Unit,
         condition: str,
         world: str,
         store: Any,
-        *,
-        authorized: list[tuple[str, str, str, str]],
-        authorized_a: list[tuple[str, str, str, str]],
-        authorized_b: list[tuple[str, str, str, str]] | None,
-        evaluated: list[tuple[str, str, str, str]],
-        state_correct: bool,
-        forgotten: list[tuple[str, str, str, str, str]],
-    ) -> None:
-        """One condition reads `store` for the unit's query and answers it in every mode."""
+        **scored: Any,
+    ) -> list[_PendingAnswer]:
+        """One condition reads `store` for the unit's query; the answers it needs, one per
+        mode, with everything its records hold but the answer (`scored`: Q*, Q_eval, ...)."""
         conv, turn = unit.conversation, unit.turns[0]
         query = turn.query
         assert query is not None
         tau = self.ref.query(query.id).tau
         decision = self._read(store, self.design.policy_of(condition), turn.text, tau, conv.date)
         exposed = self._exposed(decision, tau, conv.date)
-        shown = [item.text for item in decision.items]
+        shown = tuple(item.text for item in decision.items)
         modes: list[tuple[str, Sequence[DialogueTurn]]] = []
         if self.sections.primary:
             modes.append(("primary", ()))
         if world == "a" and self.sections.closed_loop:
             modes.append(("closed_loop", self._dialogue(conv, turn, condition)))
-        for mode, dialogue in modes:
-            answer = self.answers.answer(turn.text, shown, dialogue)
-            if mode == "closed_loop":
-                own = self.journal.state.setdefault("closed_loop", {}).setdefault(condition, {})
-                own[query.id] = answer.raw
-            self.journal.append(
-                QueryRecord(
+        return [
+            _PendingAnswer(
+                condition,
+                mode,
+                shown,
+                tuple(dialogue),
+                dict(
                     query=query.id,
                     turn=turn.id,
                     conversation=conv.id,
                     family=query.family,
-                    condition=condition,  # type: ignore[arg-type]
+                    condition=condition,
                     world=world,
-                    mode=mode,  # type: ignore[arg-type]
+                    mode=mode,
                     tau=tau_tuple(tau),
                     question=turn.text,
                     exposed=exposed,
                     admitted=decision.admitted,
-                    raw_answer=answer.raw,
-                    outcome=sorted(outcome(self.lexicon, answer.raw, query.predicate)),
                     gold=sorted(query.gold),
-                    authorized=authorized,
-                    authorized_a=authorized_a,
-                    authorized_b=authorized_b,
-                    evaluated=evaluated,
-                    state_correct=state_correct,
-                    forgotten=forgotten,
-                )
+                    **scored,
+                ),
             )
+            for mode, dialogue in modes
+        ]
 
     def _dialogue(self, conv: Conversation, upto: Turn, condition: str) -> list[DialogueTurn]:
         own = self.journal.state.get("closed_loop", {}).get(condition, {})
         return closed_loop.dialogue(conv, upto, own)
 
-    def _probe(self, probe: Probe, conv: Conversation) -> None:
-        pref = self.probe_refs[probe.id]
-        forgotten = self.provenance.at(probe.after, after=True).forgotten_facts()
-        for row, conditions in self.rows.items():
-            clean = {
-                c: self._probe_read(self.stores[row], c, probe, pref.tau, conv) for c in conditions
-            }
-            injected: dict[str, ProbeRead | None] = dict.fromkeys(conditions)
-            if probe.conflict is not None:
-                copy = self.stores[row].clone(f"{row}__probe")
-                try:
-                    copy.add_record(probe.conflict.text, {})  # plain text: no policy can tell
-                    faults.kill_point("probes")
-                    for condition in conditions:
-                        injected[condition] = self._probe_read(
-                            copy, condition, probe, pref.tau, conv, answer=True
-                        )
-                finally:
-                    copy.drop()
-            for condition in conditions:
-                self.journal.append(
-                    ProbeRecord(
-                        probe=probe.id,
-                        after=probe.after,
-                        conversation=conv.id,
-                        family=probe.family,
-                        condition=condition,  # type: ignore[arg-type]
-                        tau=tau_tuple(pref.tau),
-                        question=probe.text,
-                        clean=clean[condition],
-                        injected=injected[condition],
-                        gold=sorted(probe.gold),
-                        authorized=fact_list(pref.support.facts),
-                        conflict_value=probe.conflict.value if probe.conflict else None,
-                        forgotten=forgotten,  # type: ignore[arg-type]
-                    )
+    def _probes(self, probes: Sequence[Probe], conv: Conversation) -> None:
+        """The probes of one unit: every read first, then the conflict probes' answers (all
+        of the unit's at once, concurrently if configured), then the records in order."""
+        planned: list[tuple[Probe, str, ProbeRead, ProbeRead | None]] = []
+        for probe in probes:
+            tau = self.probe_refs[probe.id].tau
+            for row, conditions in self.rows.items():
+                clean = {
+                    c: self._probe_read(self.stores[row], c, probe, tau, conv) for c in conditions
+                }
+                injected: dict[str, ProbeRead | None] = dict.fromkeys(conditions)
+                if probe.conflict is not None:
+                    copy = self.stores[row].clone(f"{row}__probe")
+                    try:
+                        copy.add_record(probe.conflict.text, {})  # plain text: no policy can tell
+                        faults.kill_point("probes")
+                        for condition in conditions:
+                            injected[condition] = self._probe_read(
+                                copy, condition, probe, tau, conv
+                            )
+                    finally:
+                        copy.drop()
+                planned += [(probe, c, clean[c], injected[c]) for c in conditions]
+        asked = [(probe, read) for probe, _c, _clean, read in planned if read is not None]
+        raws = iter(
+            self._answer_all(
+                [(probe.text, [i.text for i in read.exposed], ()) for probe, read in asked]
+            )
+        )
+        for probe, condition, clean, read in planned:
+            pref = self.probe_refs[probe.id]
+            if read is not None:
+                raw = next(raws)
+                read = read.model_copy(
+                    update={
+                        "raw_answer": raw,
+                        "outcome": sorted(outcome(self.lexicon, raw, probe.predicate)),
+                    }
                 )
+            self.journal.append(
+                ProbeRecord(
+                    probe=probe.id,
+                    after=probe.after,
+                    conversation=conv.id,
+                    family=probe.family,
+                    condition=condition,  # type: ignore[arg-type]
+                    tau=tau_tuple(pref.tau),
+                    question=probe.text,
+                    clean=clean,
+                    injected=read,
+                    gold=sorted(probe.gold),
+                    authorized=fact_list(pref.support.facts),
+                    conflict_value=probe.conflict.value if probe.conflict else None,
+                    forgotten=self.provenance.at(probe.after, after=True).forgotten_facts(),  # type: ignore[arg-type]
+                )
+            )
 
     def _probe_read(
-        self,
-        store: Any,
-        condition: str,
-        probe: Probe,
-        tau: Interpretation,
-        conv: Conversation,
-        answer: bool = False,
+        self, store: Any, condition: str, probe: Probe, tau: Interpretation, conv: Conversation
     ) -> ProbeRead:
+        """What the condition's read policy exposes for the probe (not yet answered)."""
         decision = self._read(store, self.design.policy_of(condition), probe.text, tau, conv.date)
-        raw = None
-        if answer:
-            raw = self.answers.answer(probe.text, [i.text for i in decision.items]).raw
         return ProbeRead(
             exposed=self._exposed(decision, tau, conv.date),
             admitted=decision.admitted,
-            raw_answer=raw,
-            outcome=None if raw is None else sorted(outcome(self.lexicon, raw, probe.predicate)),
+            raw_answer=None,
+            outcome=None,
         )
 
     # -- deletion residue ---------------------------------------------------------------

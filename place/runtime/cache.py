@@ -62,6 +62,10 @@ class LLMCallCache:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
+        self._inflight: dict[str, threading.Event] = {}
+        """Keys being called right now: a concurrent caller of the same key waits for the first
+        one's answer instead of calling the model again (single flight), so concurrent answer
+        calls make exactly the calls, hits and misses a sequential run makes."""
         if mode == "replay-only" and not self.path.is_file():
             raise PlaceError(f"replay-only LLM cache {self.path} does not exist")
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,31 +97,46 @@ class LLMCallCache:
         return None if row is None else str(row[0])
 
     def get_or_call(self, key: str, call: Callable[[], str]) -> str:
-        """Return the stored response, or (read-write only) call, store, commit and return."""
+        """Return the stored response, or (read-write only) call, store, commit and return.
+
+        Thread-safe: of several concurrent callers of one key, the first calls and the others
+        wait for its stored answer (each counted as a hit, as in a sequential run)."""
         start = time.perf_counter()
-        stored = self.get(key)
-        if stored is not None:
+        while True:
+            leader: threading.Event | None = None
             with self._lock:
-                self.hits += 1
-            self.timer.add("cache", time.perf_counter() - start)
-            return stored
-        with self._lock:
-            self.misses += 1
-        if self.mode == "replay-only":
-            raise CacheMiss(key, self.path)
-        with self.timer.measure("llm"):
-            response = call()
-        if not isinstance(response, str):
-            raise TypeError(f"cached calls must return str, got {type(response).__name__}")
-        with self._lock:
-            # Autocommit mode: the INSERT is durable when execute returns. OR IGNORE + re-read:
-            # if two threads raced on one key, both return the first stored answer.
-            self._db.execute(
-                "INSERT OR IGNORE INTO llm_calls (key, response, created) VALUES (?, ?, ?)",
-                (key, response, time.time()),
-            )
-            row = self._db.execute(_SELECT, (key,)).fetchone()
-        return str(row[0])
+                row = self._db.execute(_SELECT, (key,)).fetchone()
+                if row is not None:
+                    self.hits += 1
+                else:
+                    waiting = self._inflight.get(key)
+                    if waiting is None:
+                        leader = self._inflight[key] = threading.Event()
+                        self.misses += 1
+            if row is not None:
+                self.timer.add("cache", time.perf_counter() - start)
+                return str(row[0])
+            if leader is not None:
+                break
+            waiting.wait()  # then look again: stored, or the first caller failed (call anew)
+        try:
+            if self.mode == "replay-only":
+                raise CacheMiss(key, self.path)
+            with self.timer.measure("llm"):
+                response = call()
+            if not isinstance(response, str):
+                raise TypeError(f"cached calls must return str, got {type(response).__name__}")
+            with self._lock:
+                # Autocommit mode: the INSERT is durable when execute returns.
+                self._db.execute(
+                    "INSERT OR IGNORE INTO llm_calls (key, response, created) VALUES (?, ?, ?)",
+                    (key, response, time.time()),
+                )
+                row = self._db.execute(_SELECT, (key,)).fetchone()
+            return str(row[0])
+        finally:
+            with self._lock:
+                self._inflight.pop(key).set()
 
     def __len__(self) -> int:
         with self._lock:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,9 +25,19 @@ _ITEMS = re.compile(r"^- (.*)$", re.MULTILINE)
 class ScriptedChat:
     """FAKE answer model (see module doc)."""
 
-    def __init__(self, table: Mapping[str, str] | None = None) -> None:
+    def __init__(self, table: Mapping[str, str] | None = None, latency: float = 0.0) -> None:
         self.table = dict(table or {})
+        self.latency = latency
+        """Seconds each call takes (a server's decoding time), to make concurrency visible."""
         self.calls: list[list[dict]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """The most calls that were being answered at once."""
+        self._lock = threading.Lock()
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        return {"fake": "scripted"}
 
     def complete(
         self,
@@ -34,7 +46,18 @@ class ScriptedChat:
         response_format: dict | None = None,
         max_tokens: int | None = None,
     ) -> str:
-        self.calls.append(messages)
+        with self._lock:
+            self.calls.append(messages)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            time.sleep(self.latency)
+            return self._reply(messages)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _reply(self, messages: list[dict]) -> str:
         user = messages[-1]["content"]
         for question, reply in self.table.items():
             if question in user:
