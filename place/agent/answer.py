@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -67,3 +68,34 @@ class AnswerModel:
             self.messages(question, items, dialogue), max_tokens=self.max_tokens
         )
         return Answer(raw.strip(), tuple(items))
+
+
+AnswerCall = tuple[str, Sequence[str], Sequence[DialogueTurn]]
+"""(question, shown item texts, closed-loop dialogue) of one answer."""
+
+
+def answer_all(model: AnswerModel, calls: Sequence[AnswerCall], pool: Executor | None) -> list[str]:
+    """The raw answers to `calls`, in their order; with a pool the calls run concurrently
+    (records are then written in call order, so nothing downstream depends on it).
+
+    Conditions that expose the same items send the same prompt, which the LLM call cache
+    answers once. So that the pool's workers are not all held by copies of one prompt
+    (waiting for the first copy's answer), the first copy of every distinct prompt is sent
+    first and the repeats after them; each repeat is then a cache hit, as in a sequential run."""
+
+    def one(call: AnswerCall) -> str:
+        return model.answer(*call).raw
+
+    if pool is None or len(calls) < 2:
+        return [one(c) for c in calls]
+    seen: set[str] = set()
+    firsts, repeats = [], []
+    for i, call in enumerate(calls):
+        key = repr(model.messages(*call))
+        (repeats if key in seen else firsts).append(i)
+        seen.add(key)
+    order = firsts + repeats
+    out: list[str] = [""] * len(calls)
+    for i, raw in zip(order, pool.map(one, [calls[i] for i in order]), strict=True):
+        out[i] = raw
+    return out

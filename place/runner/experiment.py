@@ -20,7 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from place import faults
-from place.agent.answer import AnswerModel, DialogueTurn
+from place.agent.answer import AnswerModel, DialogueTurn, answer_all
 from place.design import PAPER, Design
 from place.eligibility import Interpretation, is_eligible
 from place.governance.authorizer import ReadDecision
@@ -442,7 +442,9 @@ class Experiment:
         finally:
             for clone in clones.values():
                 clone.drop()
-        raws = self._answer_all([(turn.text, p.shown, p.dialogue) for p in pending])
+        raws = answer_all(
+            self.answers, [(turn.text, p.shown, p.dialogue) for p in pending], self.pool
+        )
         for p, raw in zip(pending, raws, strict=True):
             if p.mode == "closed_loop":
                 own = self.journal.state.setdefault("closed_loop", {}).setdefault(p.condition, {})
@@ -454,20 +456,6 @@ class Experiment:
                     outcome=sorted(outcome(self.lexicon, raw, query.predicate)),
                 )
             )
-
-    def _answer_all(
-        self, calls: Sequence[tuple[str, Sequence[str], Sequence[DialogueTurn]]]
-    ) -> list[str]:
-        """The answer model's raw answers to `calls` (question, shown items, dialogue), in
-        order; with `concurrency` > 1 the calls run concurrently (the cache makes identical
-        prompts one call either way, so records and cache contents do not depend on it)."""
-
-        def one(call: tuple[str, Sequence[str], Sequence[DialogueTurn]]) -> str:
-            return self.answers.answer(*call).raw
-
-        if self.pool is None or len(calls) < 2:
-            return [one(c) for c in calls]
-        return list(self.pool.map(one, calls))
 
     def _plan_answers(
         self,
@@ -545,8 +533,10 @@ class Experiment:
                 planned += [(probe, c, clean[c], injected[c]) for c in conditions]
         asked = [(probe, read) for probe, _c, _clean, read in planned if read is not None]
         raws = iter(
-            self._answer_all(
-                [(probe.text, [i.text for i in read.exposed], ()) for probe, read in asked]
+            answer_all(
+                self.answers,
+                [(probe.text, [i.text for i in read.exposed], ()) for probe, read in asked],
+                self.pool,
             )
         )
         for probe, condition, clean, read in planned:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,6 +35,7 @@ class FakeOllamaServer:
         reply: str = "fake answer",
         json_reply: str = '{"facts": []}',
         embedding_dims: int = 768,
+        latency: float = 0.0,
     ) -> None:
         # name -> digest, like `ollama list`.
         self.models: dict[str, str] = (
@@ -45,6 +47,9 @@ class FakeOllamaServer:
         self.reply = reply
         self.json_reply = json_reply
         self.embedding_dims = embedding_dims
+        self.latency = latency
+        """Seconds every /api/chat takes before answering (a GPU server decoding); requests
+        are served on their own threads, so concurrent requests overlap as on a real server."""
         self.requests: list[RecordedRequest] = []
         # path -> number of upcoming requests to that path to drop without a response.
         self.drop_next: dict[str, int] = {}
@@ -107,6 +112,8 @@ class FakeOllamaServer:
             if self._has(name) is None:
                 return 404, {"error": f"model '{name}' not found, try pulling it first"}
             content = self.json_reply if body.get("format") == "json" else self.reply
+            if self.latency:
+                time.sleep(self.latency)
             return 200, {
                 "model": name,
                 "message": {"role": "assistant", "content": content},
