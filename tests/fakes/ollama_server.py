@@ -7,7 +7,10 @@ request, and can drop the connection without answering to simulate transport err
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -36,6 +39,7 @@ class FakeOllamaServer:
         json_reply: str = '{"facts": []}',
         embedding_dims: int = 768,
         latency: float = 0.0,
+        echo: bool = False,
     ) -> None:
         # name -> digest, like `ollama list`.
         self.models: dict[str, str] = (
@@ -48,6 +52,13 @@ class FakeOllamaServer:
         self.json_reply = json_reply
         self.embedding_dims = embedding_dims
         self.latency = latency
+        self.echo = echo
+        self.chats_in_flight = 0
+        self.max_chats_in_flight = 0
+        """The most /api/chat requests that were being answered at once."""
+        """Answer plain chat requests with the memory items the prompt lists ("- ..." lines,
+        or "unknown"), and embed text as a hashed bag of words instead of zero vectors, so a
+        whole run through this fake retrieves and answers deterministically by content."""
         """Seconds every /api/chat takes before answering (a GPU server decoding); requests
         are served on their own threads, so concurrent requests overlap as on a real server."""
         self.requests: list[RecordedRequest] = []
@@ -112,8 +123,16 @@ class FakeOllamaServer:
             if self._has(name) is None:
                 return 404, {"error": f"model '{name}' not found, try pulling it first"}
             content = self.json_reply if body.get("format") == "json" else self.reply
-            if self.latency:
+            if self.echo and body.get("format") != "json":
+                content = _echo(body.get("messages") or [])
+            with self._lock:
+                self.chats_in_flight += 1
+                self.max_chats_in_flight = max(self.max_chats_in_flight, self.chats_in_flight)
+            try:
                 time.sleep(self.latency)
+            finally:
+                with self._lock:
+                    self.chats_in_flight -= 1
             return 200, {
                 "model": name,
                 "message": {"role": "assistant", "content": content},
@@ -122,11 +141,24 @@ class FakeOllamaServer:
         if method == "POST" and path == "/api/embed":
             inputs = body.get("input", "")
             n = len(inputs) if isinstance(inputs, list) else 1
-            vectors = [[0.0] * self.embedding_dims] * n
+            texts = inputs if isinstance(inputs, list) else [inputs]
+            vectors = [self._embed(str(t)) for t in texts[:n]]
             return 200, {"model": body.get("model"), "embeddings": vectors}
         if method == "POST" and path == "/api/embeddings":
-            return 200, {"embedding": [0.0] * self.embedding_dims}
+            return 200, {"embedding": self._embed(str(body.get("prompt", "")))}
         return 404, {"error": f"fake ollama: no route {method} {path}"}
+
+    def _embed(self, text: str) -> list[float]:
+        if not self.echo:
+            return [0.0] * self.embedding_dims
+        vector = [0.0] * self.embedding_dims
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.sha256(word.encode()).digest()
+            vector[int.from_bytes(digest[:4], "big") % self.embedding_dims] += 1.0
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        return (
+            [x / norm for x in vector] if any(vector) else [1.0] + [0.0] * (self.embedding_dims - 1)
+        )
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -160,3 +192,9 @@ class FakeOllamaServer:
                 pass  # keep pytest output clean
 
         return Handler
+
+
+def _echo(messages: list[dict]) -> str:
+    user = str(messages[-1].get("content", "")) if messages else ""
+    shown = re.findall(r"^- (.*)$", user, flags=re.MULTILINE)
+    return " ".join(shown) if shown else "unknown"
