@@ -21,9 +21,8 @@ import pandas as pd
 from place.design import Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
-from place.report.replications import Replications, load_replications
 
-__all__ = ["Replications", "Run", "load_replications", "load_run", "run_design"]
+__all__ = ["Run", "load_replications", "load_run", "run_design"]
 
 
 @dataclass(frozen=True)
@@ -147,3 +146,13 @@ def load_run(path: str | Path) -> Run:
         forgets=_frame([f.model_dump(exclude={"schema_"}) for f in records.forgets]),
         steps=_frame([s.model_dump(exclude={"schema_"}) for s in records.steps]),
     )
+
+
+def load_replications(dirs: Any, recompute: bool = True) -> Any:
+    """A replication study (place.report.replications.Replications: its run paths, metrics
+    documents and the summary DataFrame; docs/replications.md). Imported on use: the report
+    modules select matplotlib's file backend, which would stop a notebook that only loads a
+    run from drawing inline."""
+    from place.report.replications import load_replications as load
+
+    return load(dirs, recompute=recompute)
