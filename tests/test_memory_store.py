@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from inprocess import UNUSED_LLM
 
 from place.memory import (
     METADATA_EVENT,
@@ -31,14 +32,6 @@ from place.memory import (
 pytestmark = pytest.mark.integration
 
 DIMS = 384
-UNUSED_LLM: dict[str, Any] = {
-    "provider": "openai",
-    "config": {
-        "model": "unused",
-        "api_key": "sk-unused",
-        "openai_base_url": "http://127.0.0.1:9/v1",
-    },
-}
 
 
 def _embedder_config() -> dict[str, Any]:

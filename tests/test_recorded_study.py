@@ -35,6 +35,27 @@ SWEEP = [
 ]
 
 
+def _compare(study: Path, out: Path) -> None:
+    """`place compare --replications study --out out`, which must succeed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "place.cli",
+            "compare",
+            "--replications",
+            str(study),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def _manifest(job: Path) -> dict:
     return json.loads((job / "manifest.json").read_text(encoding="utf-8"))
 
@@ -70,23 +91,7 @@ def test_each_jobs_trajectory_is_what_the_generator_writes_for_its_seed(seed: in
 
 def test_the_committed_summary_is_what_compare_makes_of_the_jobs(tmp_path: Path) -> None:
     out = tmp_path / "summary"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "place.cli",
-            "compare",
-            "--replications",
-            str(STUDY),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    _compare(STUDY, out)
     for name in ("replications.md", "replications_endpoints.csv", "replications_effects.csv"):
         assert (out / name).read_bytes() == (SUMMARY / name).read_bytes(), name
     assert "10 trajectories" in (out / "replications.md").read_text(encoding="utf-8")
@@ -129,21 +134,5 @@ def test_the_study_replays_as_a_multirun_to_identical_metrics(tmp_path: Path) ->
         assert _manifest(replayed)["cache"]["misses"] == 0
         assert (replayed / "trajectory.yaml").read_bytes() == (job / "trajectory.yaml").read_bytes()
     out = tmp_path / "summary"
-    compared = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "place.cli",
-            "compare",
-            "--replications",
-            str(sweep_dir),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert compared.returncode == 0, compared.stderr
+    _compare(sweep_dir, out)
     assert (out / "replications.md").read_bytes() == (SUMMARY / "replications.md").read_bytes()
