@@ -245,7 +245,7 @@ class Experiment:
             self._checkpoint(event_turn.id, "post-update", conv)
             for event in event_turn.events:
                 if event.op == "forget":
-                    self._residue_check(event, "after")
+                    self._residue_check(event, "after", event_turn.id)
 
     def _write(
         self,
@@ -531,6 +531,9 @@ class Experiment:
                     finally:
                         copy.drop()
                 planned += [(probe, c, clean[c], injected[c]) for c in conditions]
+        forgotten = {
+            p.id: self.provenance.at(p.after, after=True).forgotten_facts() for p in probes
+        }
         asked = [(probe, read) for probe, _c, _clean, read in planned if read is not None]
         raws = iter(
             answer_all(
@@ -563,7 +566,7 @@ class Experiment:
                     gold=sorted(probe.gold),
                     authorized=fact_list(pref.support.facts),
                     conflict_value=probe.conflict.value if probe.conflict else None,
-                    forgotten=self.provenance.at(probe.after, after=True).forgotten_facts(),  # type: ignore[arg-type]
+                    forgotten=forgotten[probe.id],  # type: ignore[arg-type]
                 )
             )
 
@@ -582,9 +585,15 @@ class Experiment:
     # -- deletion residue ---------------------------------------------------------------
 
     def _residue_check(
-        self, event: Event, check: str, stores: dict[str, Any] | None = None
+        self, event: Event, check: str, turn: str, stores: dict[str, Any] | None = None
     ) -> None:
-        values = residue.forgotten_values(self.traj, event, at_end=check == "end")
+        """Residue of `event`'s values still forgotten after `turn` (the provenance's
+        forgetting: the slot's values before the event, minus any the user stated again)."""
+        values = sorted(
+            v
+            for ev, _e, _p, v, _s in self.provenance.at(turn, after=True).forgotten_facts()
+            if ev == event.id
+        )
         for producer, store in (stores or self.stores).items():
             self.journal.append(
                 ForgetRecord(
@@ -600,7 +609,9 @@ class Experiment:
             )
 
     def _final_residue(self) -> None:
-        for _conv, turn in self.traj.turns():
+        turns = self.traj.turns()
+        last = turns[-1][1].id
+        for _conv, turn in turns:
             for event in turn.events:
                 if event.op == "forget":
-                    self._residue_check(event, "end")
+                    self._residue_check(event, "end", last)

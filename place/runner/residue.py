@@ -8,21 +8,7 @@ from typing import Any
 
 from place.lexicon import Lexicon
 from place.readback import is_certified
-from place.trajectory.model import Event, Trajectory
-
-
-def forgotten_values(traj: Trajectory, event: Event, at_end: bool) -> list[str]:
-    """Values the slot held before `event` (at the end: minus values re-asserted later)."""
-    before, after, seen = set(), set(), False
-    for _conv, turn in traj.turns():
-        for e in turn.events:
-            if e.id == event.id:
-                seen = True
-            elif e.slot == event.slot and e.value is not None and e.op in ("assert", "correct"):
-                (after if seen else before).add(e.value)
-            elif e.slot == event.slot and e.op == "forget" and not seen:
-                before.clear()
-    return sorted(before - after if at_end else before)
+from place.trajectory.model import Event
 
 
 def residue(
