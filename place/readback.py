@@ -33,6 +33,17 @@ LIFECYCLE_KEYS: tuple[str, ...] = (
     "valid_from",
     "valid_until",
 )
+SLOT_KEY = "slot"
+"""Metadata key of a certified record's slot, ``entity/predicate`` (see :func:`slot_key`).
+
+It is redundant with ``entity`` and ``predicate`` on purpose: QASC's payload filter tests
+one key instead of two, and Qdrant local mode pays per condition per point."""
+
+
+def slot_key(entity: str, predicate: str) -> str:
+    """``entity/predicate``: ids never contain ``/`` (trajectory ids match ITEM_ID), so
+    the key names exactly one (entity, predicate) pair."""
+    return f"{entity}/{predicate}"
 
 
 class StoredRecord(Protocol):

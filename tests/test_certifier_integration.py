@@ -105,6 +105,21 @@ def test_a_tampered_store_fails_verification(backend) -> None:
         certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
 
 
+def test_resuming_on_records_without_the_slot_key_is_refused(backend) -> None:
+    """QASC selects certified records by their slot key; a store written before the key
+    existed would be read as if those records were absent, so resuming on it fails loudly."""
+    traj = load_trajectory(SMOKE)
+    store = backend.open("css_old", traj.principal)
+    certifier = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
+    conv, turn = next((c, t) for c, t in traj.turns() if t.events)
+    record = certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
+    resumed = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
+    resumed.adopt_store()  # a store of this version is adopted
+    store.update_metadata(record.added[0], {"slot": None})
+    with pytest.raises(CertificationError, match="no valid 'slot' key"):
+        Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal))).adopt_store()
+
+
 def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
     traj = load_trajectory(SMOKE)
     store = backend.open("css_meta", traj.principal)
@@ -121,6 +136,7 @@ def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
         for key in (
             "entity",
             "predicate",
+            "slot",
             "value",
             "scope",
             "status",
@@ -136,6 +152,7 @@ def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
         ):
             assert key in meta, key
         assert meta["trust"] == "trusted-user-event"
+        assert meta["slot"] == f"{meta['entity']}/{meta['predicate']}"
     ref = replay(traj)
     last = ref.queries[-1]
     eligible = {

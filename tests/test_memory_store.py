@@ -421,3 +421,115 @@ def test_add_dialogue_with_smollm2(llama_server: str, tmp_path: Path) -> None:
             f"mem0 errors={store.last_add_errors}, raw={store.last_llm_responses}, "
             f"timings={b.timings}"
         )
+
+
+def test_filter_branches_stay_within_the_principal(backend: Backend) -> None:
+    """`should` branches get the principal test distributed into them (principal_filter):
+    another principal's points in the same collection, certified or plain, never match."""
+    from qdrant_client import models
+
+    from place.memory.store import principal_filter
+    from place.readback import LIFECYCLE_MARKER
+
+    store = backend.open("branches", "alice")
+    store.add_record("Alice lives in Lisbon.", {LIFECYCLE_MARKER: "1", "status": "active"})
+    store.add_record("Alice likes tea.", {})
+    # Eve's copies of both points, written into alice's collection behind Mem0's back.
+    points = store._client.scroll(store.name, with_payload=True, with_vectors=True)[0]
+    store._client.upsert(
+        store.name,
+        [
+            models.PointStruct(
+                id=f"00000000-0000-0000-0000-00000000000{i}",
+                vector=p.vector,
+                payload={**p.payload, "user_id": "eve"},
+            )
+            for i, p in enumerate(points)
+        ],
+    )
+    plain = models.Filter(
+        must=[models.IsEmptyCondition(is_empty=models.PayloadField(key=LIFECYCLE_MARKER))]
+    )
+    active = models.Filter(
+        must=[models.FieldCondition(key="status", match=models.MatchValue(value="active"))]
+    )
+    items = store.search_filtered("Alice", None, should=[plain, active])
+    assert sorted(i.text for i in items) == ["Alice likes tea.", "Alice lives in Lisbon."]
+    assert store.count() == 2
+    # The shape that makes it cheap in local mode: the principal goes last in each branch.
+    flt = principal_filter("alice", (), [plain, active], ())
+    assert flt.must is None
+    assert [b.must[-1].key for b in flt.should] == ["user_id", "user_id"]
+    assert principal_filter("alice", [active], (), ()).must[-1].key == "user_id"
+
+
+def record_index_calls(client: Any, sink: list[tuple[str, str, str]]) -> Any:
+    """Record a real client's create_payload_index calls in ``sink`` (Mem0 checks the
+    client's type, so the instance's method is wrapped instead of the client)."""
+    create = client.create_payload_index
+
+    def recording(collection_name: str, field_name: str, field_schema: Any = None, **kw: Any):
+        sink.append((collection_name, field_name, str(field_schema)))
+        return create(collection_name, field_name, field_schema, **kw)
+
+    client.create_payload_index = recording
+    return client
+
+
+@pytest.mark.parametrize("server", [True, False], ids=["server", "local"])
+def test_backend_creates_the_eligibility_indexes_on_a_server_only(
+    server: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qdrant_client import QdrantClient
+
+    import place.memory.store as store_module
+    from place.governance.authorizer import ELIGIBILITY_INDEXES
+
+    calls: list[tuple[str, str, str]] = []
+    real_acquire = store_module.acquire_qdrant_client
+
+    def acquire(local_path: Path | None, url: str | None = None, api_key: str | None = None):
+        # A real in-memory client stands in for the server; the backend only sees a URL.
+        inner = QdrantClient(location=":memory:") if server else real_acquire(local_path)
+        return record_index_calls(inner, calls)
+
+    monkeypatch.setattr(store_module, "acquire_qdrant_client", acquire)
+    if server:
+        monkeypatch.setattr(store_module, "release_qdrant_client", lambda c: c.close())
+    url = "http://qdrant.invalid:6333" if server else None
+    with Backend(
+        tmp_path,
+        UNUSED_LLM,
+        _embedder_config(),
+        DIMS,
+        qdrant_url=url,
+        payload_indexes=ELIGIBILITY_INDEXES,
+    ) as b:
+        store = b.open("indexed", "alice")
+        store.add_record("Alice lives in Lisbon.", {"status": "active"})
+        store.clone("indexed_twin")
+    ours = [call for call in calls if call[1] in ELIGIBILITY_INDEXES]
+    expected = sorted(
+        (name, key, schema)
+        for name in ("indexed", "indexed_twin")
+        for key, schema in ELIGIBILITY_INDEXES.items()
+    )
+    assert sorted(ours) == (expected if server else [])
+
+
+def test_eligibility_indexes_cover_every_key_qasc_filters() -> None:
+    """The server plan and the filter cannot drift: every key QASC tests has an index
+    (user_id is Mem0's own, indexed by Mem0)."""
+    import datetime as dt
+
+    from place.eligibility import Interpretation
+    from place.governance.authorizer import (
+        ELIGIBILITY_INDEXES,
+        certified_conditions,
+        plain_conditions,
+    )
+
+    tau = Interpretation("alex", "hotel", "trip", dt.date(2026, 3, 1))
+    conditions = [*certified_conditions(tau, dt.date(2026, 3, 2)), *plain_conditions()]
+    keys = {getattr(c, "key", None) or c.is_empty.key for c in conditions}
+    assert keys == set(ELIGIBILITY_INDEXES)

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from place import faults
-from place.readback import LIFECYCLE_MARKER, LIFECYCLE_VERSION, Readback, is_certified
+from place.readback import (
+    LIFECYCLE_MARKER,
+    LIFECYCLE_VERSION,
+    SLOT_KEY,
+    Readback,
+    is_certified,
+    slot_key,
+)
 from place.reference.lifecycle import FactRecord, LifecycleState, Transition
 from place.trajectory.model import GLOBAL_SCOPE, Event, Schema
 
@@ -77,6 +84,7 @@ def metadata_for(record: FactRecord, provenance: Provenance) -> dict[str, Any]:
         LIFECYCLE_MARKER: LIFECYCLE_VERSION,
         "entity": record.entity,
         "predicate": record.predicate,
+        SLOT_KEY: slot_key(record.entity, record.predicate),
         "value": record.value,
         "scope": record.scope,
         "status": record.status,
@@ -141,7 +149,15 @@ class Certifier:
         """Learn memory ids of records already in the store (a resumed run re-applies events)."""
         for point in self.store.scan().points:
             if is_certified(point.metadata):
-                self.memory_ids[str(point.metadata["event_id"])] = point.id
+                meta = point.metadata
+                if meta.get(SLOT_KEY) != slot_key(str(meta["entity"]), str(meta["predicate"])):
+                    # QASC selects certified records by this key: a record without it (a
+                    # store written before the key existed) would silently never be read.
+                    raise CertificationError(
+                        f"certified record {point.id} has no valid {SLOT_KEY!r} key; the "
+                        "store was written by an older place: start the run in a new directory"
+                    )
+                self.memory_ids[str(meta["event_id"])] = point.id
 
     def fork(self, store: CertifiedStore) -> Certifier:
         """A certifier for a clone of this store (world b): same G, same memory ids."""

@@ -335,15 +335,9 @@ class MemoryStore:
         embedded by the same embedder Mem0 uses for ``search``. ``limit=None`` ranks all.
         """
         self._check_open()
-        from qdrant_client import models
-
         if limit is None:
             limit = max(1, self.count())
-        flt = models.Filter(
-            must=[_user_condition(self._principal), *must],
-            should=list(should) or None,
-            must_not=list(must_not) or None,
-        )
+        flt = principal_filter(self._principal, must, should, must_not)
         vector = self._query_vector(query)
         hits = self._client.query_points(
             collection_name=self._name,
@@ -539,11 +533,16 @@ class Backend:
         qdrant_api_key: str | None = None,
         on_memory: Callable[[Any], None] | None = None,
         id_seed: int = 0,
+        payload_indexes: Mapping[str, str] | None = None,
     ) -> None:
         """``on_memory`` is called with every new ``mem0.Memory`` once it is set up (after
         the timing wrappers), e.g. to install an LLM cache; it runs for clones too.
-        ``id_seed`` seeds every store's record-id sequence (place.memory.ids)."""
+        ``id_seed`` seeds every store's record-id sequence (place.memory.ids).
+        ``payload_indexes`` (payload key -> Qdrant field schema, e.g. QASC's
+        ``ELIGIBILITY_INDEXES``) are created on every collection of a Qdrant server; local
+        mode has no payload indexes, so there they are not requested."""
         self.run_dir = Path(run_dir)
+        self.payload_indexes: dict[str, str] = dict(payload_indexes or {})
         self.id_seed = int(id_seed)
         self._on_memory = on_memory
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -690,6 +689,18 @@ class Backend:
             self._llm = llm
         return self._llm
 
+    def _create_payload_indexes(self, name: str) -> None:
+        """Index the keys the read policies filter on (a server only; idempotent there).
+
+        Mem0 indexes its own keys (user_id, agent_id, run_id, actor_id); without ours a
+        server would scan every point of a collection for QASC's filter, as local mode does.
+        """
+        with self.timer.phase("store"):
+            for key, schema in sorted(self.payload_indexes.items()):
+                self._client.create_payload_index(
+                    collection_name=name, field_name=key, field_schema=schema, wait=True
+                )
+
     def _build_memory(self, name: str) -> Any:
         if not telemetry.telemetry_is_off():
             raise RuntimeError("mem0 telemetry is on; import place.memory before mem0")
@@ -718,6 +729,8 @@ class Backend:
             _quiet_local_qdrant(),
         ):
             memory = mem0_main.Memory.from_config(config)
+        if self.local_path is None:
+            self._create_payload_indexes(name)
         # Time Qdrant and history calls where mem0 makes them; the objects stay mem0's.
         memory.vector_store.client = _TimedProxy(self._client, self.timer, "store")
         memory.db.add_history = self.timer.wrap("store", memory.db.add_history)
@@ -738,6 +751,46 @@ class Backend:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def principal_filter(
+    principal: str, must: Sequence[Any], should: Sequence[Any], must_not: Sequence[Any]
+) -> Any:
+    """``user_id == principal AND must AND (any of should) AND NOT must_not``.
+
+    Qdrant local mode evaluates a filter in Python point by point, left to right, and stops
+    at the first failing condition, so where the principal test goes is a cost, not a
+    meaning. With ``must`` conditions it goes last in ``must`` (theirs are more selective).
+    With only ``should`` branches it is distributed into each branch, last:
+    ``p AND (A OR B) == (A AND p) OR (B AND p)``; a point then pays for it only after it
+    passes a branch's own conditions (QASC's filter relies on this, docs/decisions.md).
+    """
+    from qdrant_client import models
+
+    user = _user_condition(principal)
+    if must or not should:
+        return models.Filter(
+            must=[*must, user], should=list(should) or None, must_not=list(must_not) or None
+        )
+    branches = [
+        models.Filter(
+            must=[*_as_list(branch.must), user],
+            should=branch.should,
+            must_not=branch.must_not,
+            min_should=branch.min_should,
+        )
+        if isinstance(branch, models.Filter)
+        else models.Filter(must=[branch, user])
+        for branch in should
+    ]
+    return models.Filter(should=branches, must_not=list(must_not) or None)
+
+
+def _as_list(conditions: Any) -> list[Any]:
+    """A Filter clause is None, one condition or a list of them."""
+    if conditions is None:
+        return []
+    return list(conditions) if isinstance(conditions, list) else [conditions]
 
 
 def _user_condition(principal: str) -> Any:

@@ -101,6 +101,7 @@ def is_disk_full(exc: BaseException) -> bool:
 
 @contextmanager
 def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
+    from place.governance.authorizer import ELIGIBILITY_INDEXES
     from place.memory.store import Backend
     from place.runtime.mem0_llm import install_cache
 
@@ -128,6 +129,7 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
             qdrant_url=url,
             on_memory=on_memory,
             id_seed=int(cfg.model.seed),
+            payload_indexes=ELIGIBILITY_INDEXES,
         )
         stack.backend = backend
         try:
