@@ -178,6 +178,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "check every value of every job (and the Ollama server), create nothing",
     )
 
+    sub.add_parser(
+        "doctor",
+        help="what a run's model config will get: place doctor model=qwen2.5-7b "
+        "[model.base_url=URL]; asks a live Ollama server for context length and loaded state",
+    )
+
     p = sub.add_parser("validate", help="validate trajectory files")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_validate)
@@ -246,6 +252,10 @@ def _hydra_command(name: str) -> Callable[[Sequence[str]], int] | None:
         from place.runner.app import run_main
 
         return run_main
+    if name == "doctor":
+        from place.runner.doctor import doctor_main
+
+        return doctor_main
     return None
 
 

@@ -17,13 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from place.errors import PlaceError
 
-RECORDS_SCHEMA = "place-records/3"
+RECORDS_SCHEMA = "place-records/4"
 """Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
 clean and injected reads of conflict probes, golds as written in the trajectory. /3: what
 the AOEP scorecard needs (method.md §10): per-event transitions and the previous checkpoint
 on post-update checkpoints, untrusted values on every checkpoint, forgotten values on every
-query and probe record."""
+query and probe record. /4: every Native step records how each of its Mem0 LLM calls
+ended (`llm_calls`: finish reason and token counts)."""
 
 Condition = str
 """A condition name of the run's design (place/design.py): the paper's Native, CSS, QASC,
@@ -203,6 +204,24 @@ class ProbeRecord(_Record):
     """Values forgotten before the probe's `after` turn and not stated again since."""
 
 
+class LLMCallRecord(BaseModel):
+    """How one model call ended, as the server reported it (place.runtime.base.Completion)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    finish: str | None
+    """"stop"; "length" (cut at the token budget); "context" (prompt plus reply filled the
+    context window: Ollama cuts such prompts silently); null when not recorded (the answer
+    came from a cache entry written before finish reasons were kept, or from a fake)."""
+    prompt_tokens: int | None
+    """Prompt tokens the server evaluated (Ollama prompt_eval_count, OpenAI usage)."""
+    completion_tokens: int | None
+    """Tokens generated (Ollama eval_count, OpenAI usage)."""
+
+
+TRUNCATED_FINISHES = ("length", "context")
+"""Finish reasons of a cut-off call (place.runtime.base.Completion.truncated)."""
+
+
 class StepRecord(_Record):
     """One update step written by one producer."""
 
@@ -215,6 +234,9 @@ class StepRecord(_Record):
     """Mem0 events (native) or certified record changes (css)."""
     failures: list[str]
     """Mem0 extraction/update failures seen in this step (e.g. unparsable JSON)."""
+    llm_calls: list[LLMCallRecord] = Field(default_factory=list)
+    """Native: Mem0's LLM calls of this step in call order (fact extraction, then the update
+    decision when there were facts); empty for producers that call no model."""
     seconds: float
 
 
@@ -281,6 +303,18 @@ class RunRecords:
                             f"{'.'.join(map(str, exc.errors()[0]['loc']))})"
                         ) from None
         return out
+
+
+def truncated_calls(steps: list[StepRecord]) -> dict[str, int]:
+    """The manifest's `truncated_calls`: Mem0 LLM calls of a run's steps, how many were cut
+    off (finish "length" or "context") and how many have no recorded finish."""
+    calls = [c for step in steps for c in step.llm_calls]
+    return {
+        "mem0_calls": len(calls),
+        "truncated": sum(c.finish in TRUNCATED_FINISHES for c in calls),
+        "context_full": sum(c.finish == "context" for c in calls),
+        "unrecorded": sum(c.finish is None for c in calls),
+    }
 
 
 def _check_schema(path: Path, number: int, line: str) -> None:

@@ -26,7 +26,7 @@ PAPER_DESIGN = {
     ],
 }
 ABSTAIN = "ABSTAIN"
-RECORDS_SCHEMA = "place-records/3"
+RECORDS_SCHEMA = "place-records/4"
 METRICS_SCHEMA = "place-metrics/3"
 
 

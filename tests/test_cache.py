@@ -123,7 +123,7 @@ def test_persistence_across_reopen_and_no_prompts_stored(tmp_path: Path) -> None
         assert inner.calls == 0
         assert cache.hits == 1
     cols = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(llm_calls)")]
-    assert cols == ["key", "response", "created"]
+    assert cols == ["key", "response", "created", "meta"]
     assert b"sys" not in path.read_bytes()  # the system prompt is nowhere in the file
 
 
@@ -347,3 +347,35 @@ def test_a_failed_first_caller_lets_a_waiting_caller_call_again(tmp_path: Path) 
             assert second.result(timeout=10) == "answer"
         assert calls == ["fail", "ok"]
         assert cache.get("k") == "answer"
+
+
+def test_meta_is_stored_beside_the_response_and_replayed(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    meta = {"finish": "length", "prompt_tokens": 12, "completion_tokens": 4}
+    with LLMCallCache(path) as cache:
+        assert cache.get_or_call_meta("k", lambda: ("cut", meta)) == ("cut", meta)
+    with LLMCallCache(path, "replay-only") as cache:
+        assert cache.get_or_call_meta("k", lambda: ("never", None)) == ("cut", meta)
+        assert cache.get_or_call("k", lambda: "never") == "cut"
+
+
+def test_a_cache_recorded_without_meta_replays_and_grows_the_column(tmp_path: Path) -> None:
+    """Caches committed before finish reasons were kept: replay-only leaves the file as it
+    is and reports meta as unknown; read-write adds the column and keeps old entries."""
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE llm_calls "
+            "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+        )
+        db.execute("INSERT INTO llm_calls VALUES ('k', 'old answer', 0)")
+    with LLMCallCache(path, "replay-only") as cache:
+        assert cache.get_or_call_meta("k", lambda: ("never", None)) == ("old answer", None)
+    cols = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(llm_calls)")]
+    assert cols == ["key", "response", "created"]
+    with LLMCallCache(path) as cache:
+        assert cache.get_or_call_meta("k", lambda: ("never", None)) == ("old answer", None)
+        assert cache.get_or_call_meta("k2", lambda: ("new", {"finish": "stop"})) == (
+            "new",
+            {"finish": "stop"},
+        )

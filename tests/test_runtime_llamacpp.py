@@ -192,3 +192,36 @@ def test_child_exits_when_parent_is_killed(tmp_path: Path) -> None:
     while time.monotonic() < deadline and not _gone(child):
         time.sleep(0.2)
     assert _gone(child)
+
+
+def test_generate_reports_finish_reason_and_usage(runtime: LlamaCppRuntime) -> None:
+    cut = runtime.chat.generate(MSGS, max_tokens=2)
+    assert (cut.finish, cut.completion_tokens, cut.truncated) == ("length", 2, True)
+    assert cut.prompt_tokens is not None and cut.prompt_tokens > 10
+    whole = runtime.chat.generate(MSGS, max_tokens=48)
+    assert (whole.finish, whole.truncated) == ("stop", False)
+    assert whole.text == runtime.chat.complete(MSGS, max_tokens=48)
+
+
+def test_mem0_calls_through_the_runtime_record_truncation(
+    runtime: LlamaCppRuntime, tmp_path: Path
+) -> None:
+    """Mem0's LLM as the project's RuntimeMem0LLM behind the call cache: a reply cut at the
+    token budget (8 here) is recorded per call, and replaying from the cache keeps it."""
+    from mem0.utils.factory import LlmFactory
+
+    from place.runtime import LLMCallCache
+    from place.runtime.mem0_llm import CachingMem0LLM, RuntimeMem0LLM
+
+    cfg = runtime.mem0_llm_config()
+    config = LlmFactory.create(cfg["provider"], dict(cfg["config"])).config
+    messages = [{"role": "user", "content": "List three facts about Paris as JSON."}]
+    identity = runtime.identity.cache_identity()
+    for mode in ("read-write", "replay-only"):
+        with LLMCallCache(tmp_path / "cache.sqlite", mode) as cache:  # type: ignore[arg-type]
+            llm = CachingMem0LLM(RuntimeMem0LLM(config, runtime.chat), cache, identity)
+            out = llm.generate_response(messages, response_format={"type": "json_object"})
+            assert isinstance(out, str) and out.lstrip().startswith("{")
+            [meta] = llm.completions
+            assert meta is not None
+            assert (meta["finish"], meta["completion_tokens"]) == ("length", 8), mode

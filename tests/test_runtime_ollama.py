@@ -174,3 +174,56 @@ def test_mem0_ollama_provider_against_fake_sends_no_seed() -> None:
         assert body["options"]["temperature"] == 0.0
         assert body["options"]["num_predict"] == 50
         assert "seed" not in body["options"]
+
+
+def test_generate_reports_done_reason_counts_and_a_full_context() -> None:
+    def script(body: dict) -> str | tuple[str, str]:
+        return ("cut reply", "length") if "cut" in body["messages"][-1]["content"] else "ok"
+
+    with (
+        FakeOllamaServer(script=script) as fake,
+        OllamaRuntime(base_url=fake.url, num_ctx=64, retry=_tiny_retry()) as rt,
+    ):
+        done = rt.chat.generate([{"role": "user", "content": "say something"}])
+        cut = rt.chat.generate([{"role": "user", "content": "cut it"}])
+        # The fake counts prompt tokens as words: 70 words fill a 64-token window.
+        full = rt.chat.generate([{"role": "user", "content": " ".join(["w"] * 70)}])
+    assert (done.text, done.finish, done.truncated) == ("ok", "stop", False)
+    assert (done.prompt_tokens, done.completion_tokens) == (2, 1)
+    assert (cut.finish, cut.truncated) == ("length", True)
+    assert (full.finish, full.truncated) == ("context", True)
+    assert all(o["num_ctx"] == 64 for o in fake.chat_options())
+
+
+def test_model_names_match_without_case() -> None:
+    with (
+        FakeOllamaServer() as fake,
+        OllamaRuntime("Qwen2.5:7B", "Nomic-Embed-Text", base_url=fake.url) as rt,
+    ):
+        assert rt.identity.identity == "sha256-fake-qwen"
+
+
+def test_preflight_refuses_a_context_beyond_the_model() -> None:
+    with FakeOllamaServer(context_length=4096) as fake:
+        with pytest.raises(PlaceError, match=r"n_ctx=8192 exceeds .* \(4096 tokens\)"):
+            OllamaRuntime(base_url=fake.url, num_ctx=8192, retry=_tiny_retry()).preflight()
+        OllamaRuntime(base_url=fake.url, num_ctx=4096, retry=_tiny_retry()).preflight()
+
+
+def test_doctor_reports_what_a_run_gets() -> None:
+    with FakeOllamaServer(context_length=32768, default_num_ctx=2048) as fake:
+        rt = OllamaRuntime(base_url=fake.url, num_ctx=8192, seed=3, retry=_tiny_retry())
+        before = rt.doctor()
+        with rt:
+            rt.chat.complete([{"role": "user", "content": "load the model"}])
+            after = rt.doctor()
+        unset = OllamaRuntime(base_url=fake.url, retry=_tiny_retry()).doctor()
+    assert before["model_context_length"] == 32768
+    assert before["modelfile_num_ctx"] == 2048
+    assert (before["run_num_ctx"], before["run_seed"]) == (8192, 3)
+    assert (before["loaded"], before["loaded_context_length"]) == (False, None)
+    assert (after["loaded"], after["loaded_context_length"]) == (True, 8192)
+    assert before["problems"] == []
+    assert unset["problems"] == [
+        "n_ctx is not set: requests would run at the server's default context window"
+    ]

@@ -48,6 +48,8 @@ class NativeWrite:
 
     operations: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    llm_calls: list[dict[str, Any] | None] = field(default_factory=list)
+    """How each Mem0 LLM call ended (Completion.meta(); None when not recorded)."""
 
 
 def dialogue_messages(turns: Sequence[Turn]) -> list[dict[str, str]] | None:
@@ -82,4 +84,6 @@ class NativeWriter:
             }
             for r in result.get("results", [])
         ]
-        return NativeWrite(operations, list(store.last_add_errors))
+        return NativeWrite(
+            operations, list(store.last_add_errors), list(getattr(store, "last_llm_calls", ()))
+        )

@@ -174,6 +174,9 @@ class MemoryStore:
         by the backend. A failed HTTP call for fact extraction is not swallowed: it raises.
         """
         self._check_open()
+        # A caching runtime LLM (place.runtime.mem0_llm) logs how each call ended.
+        completions = getattr(self._memory.llm, "completions", None)
+        first_call = len(completions) if completions is not None else 0
         with (
             _capture_mem0_log() as records,
             _recording_llm(self._memory) as raw,
@@ -182,6 +185,10 @@ class MemoryStore:
             result = self._memory.add(
                 messages, user_id=self._principal, infer=True, metadata=_user_meta(metadata)
             )
+        # One entry per call (None: not recorded); no log at all records one None per call.
+        self.last_llm_calls = (
+            tuple(completions[first_call:]) if completions is not None else (None,) * len(raw)
+        )
         if raw and not _remove_code_blocks(raw[0]).strip():
             # Mem0 reads an empty extraction answer as "no facts" without a word; count it.
             records.append(EMPTY_EXTRACTION)

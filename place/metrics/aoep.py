@@ -66,9 +66,7 @@ class _Condition:
         self.name = condition
         self.producer = design.producer_of(condition)
         self.checkpoints = [c for c in records.checkpoints if c.condition == condition]
-        self.world_a = {
-            (c.turn, c.checkpoint): c for c in self.checkpoints if c.world == "a"
-        }
+        self.world_a = {(c.turn, c.checkpoint): c for c in self.checkpoints if c.world == "a"}
         self.queries = [q for q in records.queries if q.condition == condition]
         self.probes = [p for p in records.probes if p.condition == condition]
         self.residue: dict[str, list[str]] = defaultdict(list)

@@ -21,7 +21,7 @@ class NativeStoreWriter:
 
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
         done = NativeWriter().write(self.store, turns, conv.date, metadata=written_on(conv.date))
-        return StepOutcome(done.operations, done.failures)
+        return StepOutcome(done.operations, done.failures, done.llm_calls)
 
     def fork(self, store: Any) -> NativeStoreWriter:
         return NativeStoreWriter(store)

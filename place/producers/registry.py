@@ -23,6 +23,8 @@ class StepOutcome:
 
     operations: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    llm_calls: list[dict[str, Any] | None] = field(default_factory=list)
+    """How each model call of the step ended (Completion.meta(); None when not recorded)."""
 
 
 class Writer(Protocol):

@@ -215,6 +215,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
     from place.agent.answer import AnswerModel, AnswerPrompt
     from place.atomic import write_text
     from place.design import make_design
+    from place.records import RunRecords, truncated_calls
     from place.reference.replay import replay
     from place.report.report import write_report
     from place.runner.experiment import Experiment, Sections
@@ -300,6 +301,8 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             timings=timings,
             cache=stack.cache.stats(),
             mem0_failures=stack.backend.mem0_error_count,
+            # From the step records, so a resumed run counts the steps of every session.
+            truncated_calls=truncated_calls(RunRecords.load(run_dir / "records").steps),
         )
         fact = metrics["factorization"]
         if not fact["ok"]:

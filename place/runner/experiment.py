@@ -33,6 +33,7 @@ from place.records import (
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
+    LLMCallRecord,
     ProbeRead,
     ProbeRecord,
     QueryRecord,
@@ -79,6 +80,16 @@ def lifecycle_of(metadata: Any) -> dict[str, str | None] | None:
         return None
     keys = (LIFECYCLE_MARKER, *LIFECYCLE_KEYS)
     return {k: None if meta.get(k) in (None, "") else str(meta[k]) for k in keys}
+
+
+def call_record(meta: dict[str, Any] | None) -> LLMCallRecord:
+    """A call's Completion.meta() as a record; None (not recorded) becomes all-null."""
+    meta = meta or {}
+    return LLMCallRecord(
+        finish=meta.get("finish"),
+        prompt_tokens=meta.get("prompt_tokens"),
+        completion_tokens=meta.get("completion_tokens"),
+    )
 
 
 def transition_record(t: EventTransition) -> TransitionRecord:
@@ -269,6 +280,7 @@ class Experiment:
                     turns=[t.id for t in turns],
                     operations=done.operations,
                     failures=done.failures,
+                    llm_calls=[call_record(meta) for meta in done.llm_calls],
                     seconds=round(elapsed, 3),
                 )
             )

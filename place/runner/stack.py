@@ -115,7 +115,7 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
         identity = runtime.identity.cache_identity()
 
         def on_memory(memory: Any) -> None:
-            install_cache(memory, cache, identity)
+            install_cache(memory, cache, identity, chat=runtime.chat)
 
         url = cfg.backend.url if cfg.backend.kind == "qdrant-server" else None
         stack = Stack(

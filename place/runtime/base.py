@@ -26,6 +26,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from place.errors import PlaceError
+from place.records import TRUNCATED_FINISHES
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,52 @@ class ChatModel(Protocol):
         max_tokens: int | None = None,
     ) -> str:
         """Return the assistant text for `messages`."""
+        ...
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One chat completion with what the server said about how it ended.
+
+    ``finish`` is the server's own word: ``"stop"`` (the model ended), ``"length"`` (cut at
+    the token budget: Ollama ``done_reason``, OpenAI/llama.cpp ``finish_reason``), or
+    ``"context"`` (this project's label: the prompt plus the reply filled the context window,
+    so Ollama, which cuts over-long prompts without an error, probably cut the prompt).
+    ``None`` when no server said (a fake, or a cached answer recorded before finish reasons
+    were kept).
+    """
+
+    text: str
+    finish: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @property
+    def truncated(self) -> bool | None:
+        """Cut off (token budget or context window); None when unknown."""
+        return None if self.finish is None else self.finish in TRUNCATED_FINISHES
+
+    def meta(self) -> dict[str, Any]:
+        """Everything but the text (what the call cache keeps beside the response)."""
+        return {
+            "finish": self.finish,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+@runtime_checkable
+class DetailedChatModel(ChatModel, Protocol):
+    """A ChatModel that also reports how each completion ended (the real runtimes)."""
+
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """The completion for `messages`, with its finish reason and token counts."""
         ...
 
 

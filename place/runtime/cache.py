@@ -24,6 +24,7 @@ from place.timing import PhaseTimer
 
 CacheMode = Literal["read-write", "replay-only"]
 _SELECT = "SELECT response FROM llm_calls WHERE key = ?"
+_SELECT_META = "SELECT response, meta FROM llm_calls WHERE key = ?"
 KEY_VERSION = 1  # bump when the key payload changes shape, so old entries stop matching
 
 
@@ -74,10 +75,18 @@ class LLMCallCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         # FULL: a committed answer survives even an OS crash; the cost is tiny next to an LLM call.
         self._db.execute("PRAGMA synchronous=FULL")
+        # meta: how the call ended (finish reason, token counts; JSON), never the prompt.
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS llm_calls ("
-            "key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+            "key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL, meta TEXT)"
         )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(llm_calls)")}
+        if "meta" not in columns and mode == "read-write":
+            # A cache recorded before finish reasons were kept: its old entries stay
+            # without meta (reported as unknown), new ones get it.
+            self._db.execute("ALTER TABLE llm_calls ADD COLUMN meta TEXT")
+            columns.add("meta")
+        self._has_meta = "meta" in columns
 
     @staticmethod
     def key(identity: str, messages: list[Message], params: Mapping[str, Any]) -> str:
@@ -101,11 +110,20 @@ class LLMCallCache:
 
         Thread-safe: of several concurrent callers of one key, the first calls and the others
         wait for its stored answer (each counted as a hit, as in a sequential run)."""
+        return self.get_or_call_meta(key, lambda: (call(), None))[0]
+
+    def get_or_call_meta(
+        self, key: str, call: Callable[[], tuple[str, dict[str, Any] | None]]
+    ) -> tuple[str, dict[str, Any] | None]:
+        """`get_or_call` for calls that also report how they ended: ``call`` returns
+        ``(response, meta)`` and the meta is stored beside the response. Returns the stored
+        pair; meta is None for entries recorded without it."""
         start = time.perf_counter()
+        select = _SELECT_META if self._has_meta else _SELECT
         while True:
             leader: threading.Event | None = None
             with self._lock:
-                row = self._db.execute(_SELECT, (key,)).fetchone()
+                row = self._db.execute(select, (key,)).fetchone()
                 if row is not None:
                     self.hits += 1
                 else:
@@ -115,7 +133,7 @@ class LLMCallCache:
                         self.misses += 1
             if row is not None:
                 self.timer.add("cache", time.perf_counter() - start)
-                return str(row[0])
+                return _stored(row)
             if leader is not None:
                 break
             waiting.wait()  # then look again: stored, or the first caller failed (call anew)
@@ -123,17 +141,18 @@ class LLMCallCache:
             if self.mode == "replay-only":
                 raise CacheMiss(key, self.path)
             with self.timer.measure("llm"):
-                response = call()
+                response, meta = call()
             if not isinstance(response, str):
                 raise TypeError(f"cached calls must return str, got {type(response).__name__}")
             with self._lock:
                 # Autocommit mode: the INSERT is durable when execute returns.
                 self._db.execute(
-                    "INSERT OR IGNORE INTO llm_calls (key, response, created) VALUES (?, ?, ?)",
-                    (key, response, time.time()),
+                    "INSERT OR IGNORE INTO llm_calls (key, response, created, meta) "
+                    "VALUES (?, ?, ?, ?)",
+                    (key, response, time.time(), None if meta is None else canonical_json(meta)),
                 )
-                row = self._db.execute(_SELECT, (key,)).fetchone()
-            return str(row[0])
+                row = self._db.execute(_SELECT_META, (key,)).fetchone()
+            return _stored(row)
         finally:
             with self._lock:
                 self._inflight.pop(key).set()
@@ -170,6 +189,11 @@ class LLMCallCache:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _stored(row: tuple[Any, ...]) -> tuple[str, dict[str, Any] | None]:
+    meta = row[1] if len(row) > 1 else None
+    return str(row[0]), None if meta is None else json.loads(meta)
 
 
 class CachedChatModel:

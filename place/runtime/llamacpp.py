@@ -32,6 +32,7 @@ import httpx
 from place.errors import PlaceError
 from place.runtime.base import (
     ChatModel,
+    Completion,
     GenerationParameters,
     LLMRuntime,
     Message,
@@ -169,6 +170,16 @@ class OpenAIChatModel:
         max_tokens: int | None = None,
     ) -> str:
         """One chat completion at temperature 0 with the fixed seed."""
+        return self.generate(messages, response_format=response_format, max_tokens=max_tokens).text
+
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """One chat completion with the server's finish_reason and token usage."""
         body: dict[str, Any] = {
             "model": self._model,
             "messages": messages,
@@ -186,10 +197,19 @@ class OpenAIChatModel:
         )
         data = check_response(resp, self._url)
         try:
-            content = data["choices"][0]["message"]["content"]
+            choice = data["choices"][0]
+            content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise RuntimeRequestError(f"{self._url} returned an unexpected body: {data!r}") from exc
-        return content or ""
+        # llama.cpp refuses a prompt longer than n_ctx with an HTTP error (raised above), so
+        # only the reply can be cut here: finish_reason "length".
+        usage = data.get("usage") or {}
+        return Completion(
+            content or "",
+            choice.get("finish_reason"),
+            usage.get("prompt_tokens"),
+            usage.get("completion_tokens"),
+        )
 
     def close(self) -> None:
         """Close the HTTP client."""
@@ -412,9 +432,11 @@ class LlamaCppRuntime(LLMRuntime):
     def mem0_llm_config(self) -> dict[str, Any]:
         """Mem0 `llm` section: the `openai` provider pointed at the local server.
 
-        mem0 1.0.x's OpenAILLM sends temperature, max_tokens, top_p, store and
-        response_format but no seed; the server's `--seed` covers that, and temperature 0
-        makes llama.cpp sample greedily anyway.
+        A run replaces Mem0's provider with `RuntimeMem0LLM` over this runtime's chat model
+        (place.runtime.mem0_llm), which keeps the finish reason; the section still supplies
+        the config object the call cache keys on, so caches recorded through mem0 1.0.x's
+        OpenAILLM (temperature, max_tokens, top_p, no seed) still answer. At temperature 0
+        llama.cpp samples greedily, so top_p and seed do not change a reply.
         """
         return {
             "provider": "openai",

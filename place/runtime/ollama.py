@@ -15,6 +15,7 @@ import httpx
 from place.errors import PlaceError
 from place.runtime.base import (
     ChatModel,
+    Completion,
     GenerationParameters,
     LLMRuntime,
     Message,
@@ -31,8 +32,26 @@ NOMIC_DIMS = 768
 
 
 def _normalize(name: str) -> str:
-    """Ollama treats `name` and `name:latest` as the same model."""
-    return name if ":" in name else f"{name}:latest"
+    """Ollama treats `name` and `name:latest` as the same model, and names case-insensitively."""
+    return (name if ":" in name else f"{name}:latest").lower()
+
+
+def _context_length(show: Mapping[str, Any]) -> int | None:
+    """The model's trained context length from /api/show (`<architecture>.context_length`)."""
+    info = show.get("model_info") or {}
+    for key, value in info.items():
+        if key.endswith(".context_length") and isinstance(value, int):
+            return value
+    return None
+
+
+def _default_num_ctx(show: Mapping[str, Any]) -> int | None:
+    """`num_ctx` set in the model's Modelfile parameters, if any (else Ollama's default)."""
+    for line in str(show.get("parameters") or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit():
+            return int(parts[1])
+    return None
 
 
 def _wants_json(response_format: dict[str, Any] | None) -> bool:
@@ -44,7 +63,7 @@ def _wants_json(response_format: dict[str, Any] | None) -> bool:
 
 
 class OllamaChatModel:
-    """ChatModel over Ollama's native POST /api/chat (non-streaming)."""
+    """DetailedChatModel over Ollama's native POST /api/chat (non-streaming)."""
 
     def __init__(
         self,
@@ -83,6 +102,16 @@ class OllamaChatModel:
         max_tokens: int | None = None,
     ) -> str:
         """One chat completion at temperature 0 with the fixed seed."""
+        return self.generate(messages, response_format=response_format, max_tokens=max_tokens).text
+
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """One chat completion with Ollama's done_reason and token counts."""
         options: dict[str, Any] = {
             "temperature": 0.0,
             "seed": self._seed,
@@ -109,7 +138,16 @@ class OllamaChatModel:
             content = data["message"]["content"]
         except (KeyError, TypeError) as exc:
             raise RuntimeRequestError(f"{self._url} returned an unexpected body: {data!r}") from exc
-        return content or ""
+        prompt, produced = data.get("prompt_eval_count"), data.get("eval_count")
+        finish = data.get("done_reason")
+        if (
+            self._num_ctx is not None
+            and prompt is not None
+            and prompt + (produced or 0) >= self._num_ctx
+        ):
+            # Ollama cuts a prompt longer than num_ctx with only a log line and answers 200.
+            finish = "context"
+        return Completion(content or "", finish, prompt, produced)
 
 
 class OllamaRuntime(LLMRuntime):
@@ -182,6 +220,15 @@ class OllamaRuntime(LLMRuntime):
                 f"Ollama server at {self.base_url} lacks model(s) {', '.join(missing)}. "
                 f"Pull them first: {commands}"
             )
+        if self.num_ctx is not None:
+            trained = _context_length(self._post("/api/show", {"model": self.model}))
+            if trained is not None and self.num_ctx > trained:
+                # Past the trained length Ollama would still answer; the run would not be
+                # the one its manifest describes.
+                raise PlaceError(
+                    f"model.n_ctx={self.num_ctx} exceeds the context length of {self.model} "
+                    f"on {self.base_url} ({trained} tokens); set model.n_ctx <= {trained}"
+                )
         self._identity = ModelIdentity(
             runtime="ollama",
             name=self.model,
@@ -198,6 +245,56 @@ class OllamaRuntime(LLMRuntime):
             ),
         )
         return self._identity
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        url = self.base_url + path
+        resp = call_with_retries(
+            lambda: self._http().post(url, json=body, timeout=self.preflight_timeout),
+            policy=self.retry,
+            endpoint=url,
+            what="Ollama preflight",
+        )
+        return check_response(resp, url)
+
+    def doctor(self) -> dict[str, Any]:
+        """What a run will get from this server (``place doctor``), and what is wrong.
+
+        Asks /api/show for the model's trained context length and Modelfile ``num_ctx``, and
+        /api/ps whether it is loaded and with which context. Every request of a run sends
+        ``num_ctx`` = the configured ``n_ctx``; a value above the model's context length is
+        a problem (preflight refuses it), as is no value at all (the server's default, 2048
+        on Ollama 0.5–0.8, would cut Mem0's prompts without an error).
+        """
+        identity = self.preflight()
+        show = self._post("/api/show", {"model": self.model})
+        loaded = [
+            m
+            for m in self._get("/api/ps").get("models", [])
+            if _normalize(str(m.get("name") or m.get("model") or "")) == _normalize(self.model)
+        ]
+        trained = _context_length(show)
+        problems = []
+        if self.num_ctx is None:
+            problems.append(
+                "n_ctx is not set: requests would run at the server's default context window"
+            )
+        elif trained is not None and self.num_ctx > trained:
+            problems.append(f"n_ctx={self.num_ctx} exceeds {self.model}'s context length {trained}")
+        return {
+            "server": self.base_url,
+            "server_version": identity.runtime_version,
+            "model": self.model,
+            "digest": identity.identity,
+            "embedder": self.embedder,
+            "model_context_length": trained,
+            "modelfile_num_ctx": _default_num_ctx(show),
+            "run_num_ctx": self.num_ctx,
+            "run_seed": self.seed,
+            "run_max_tokens": self.max_tokens,
+            "loaded": bool(loaded),
+            "loaded_context_length": loaded[0].get("context_length") if loaded else None,
+            "problems": problems,
+        }
 
     def start(self) -> None:
         """Preflight and prepare the chat model; idempotent."""
@@ -236,10 +333,13 @@ class OllamaRuntime(LLMRuntime):
         return self._chat
 
     def mem0_llm_config(self) -> dict[str, Any]:
-        """Mem0 `llm` section: the `ollama` provider.
+        """Mem0 `llm` section: the `ollama` provider's config (model, temperature, budget).
 
-        mem0 1.0.x's OllamaLLM sends temperature, num_predict and top_p but no seed; with
-        temperature 0 Ollama samples greedily, and the call cache pins the answers anyway.
+        Mem0 builds its provider from this section, but a run replaces it with
+        `RuntimeMem0LLM` over this runtime's chat model (place.runtime.mem0_llm): mem0
+        1.0.x's OllamaLLM sends no seed and no num_ctx, so its calls would run at the
+        server's default context window. The section still supplies the config object the
+        call cache keys on.
         """
         return {
             "provider": "ollama",
