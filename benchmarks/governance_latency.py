@@ -457,12 +457,16 @@ NOTES = [
     "(qdrant_client.local.payload_filters) and payload indexes have no effect, so every "
     "filtered query is O(N) Python whatever its selectivity. Native pays one condition per "
     "point (Mem0's user_id filter).",
-    "QASCRead makes one filtered query_points call per read (user_id and (certified records "
-    "passing E, or records without a lifecycle marker)) with one embedding and a fixed rank "
-    "bound: at least three condition checks per point against Native's one. Plain records "
-    "are read by beta for the queried predicate only. The 'share' fields split wall time "
-    "into embedding, Qdrant client calls and the rest (Python: result building, beta, "
-    "sorting).",
+    "QASCRead makes one filtered query_points call per read with one embedding and a fixed "
+    "rank bound. Its filter is (no lifecycle marker AND user_id) OR (slot AND status AND "
+    "scope AND windows AND marker version AND user_id): a point outside the query's slot "
+    "fails after two condition checks (Native: one), and the rest of E is evaluated only for "
+    "the slot's own records (docs/decisions.md, QASC's filter). Before that shape (commit "
+    "28ba99c) the filter was user_id AND (E OR no marker), entity and predicate as two "
+    "conditions: about three checks per point, 1.62x/2.59x/2.54x at 1k/10k/50k certified. "
+    "Plain records are read by beta for the queried predicate only. The 'share' fields "
+    "split wall time into embedding, Qdrant client calls and the rest (Python: result "
+    "building, beta, sorting).",
     "Plain-text records carry no lifecycle, so QASC fetches all of them with payloads and "
     "runs beta in Python: linear in the number of plain records by design. beta's memo is "
     "cleared before each QASC read, so the per-record cost does not depend on how often the "
