@@ -121,6 +121,30 @@ class DetailedChatModel(ChatModel, Protocol):
         ...
 
 
+class GeneratingChat(ABC):
+    """Base of the runtimes' chat models: `complete` is the text of `generate`."""
+
+    @abstractmethod
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """The completion for `messages`, with its finish reason and token counts."""
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        """One chat completion at temperature 0 with the fixed seed."""
+        return self.generate(messages, response_format=response_format, max_tokens=max_tokens).text
+
+
 class GenerationParameters(BaseModel):
     """Generation parameters fixed for a whole run."""
 

@@ -33,6 +33,7 @@ from place.errors import PlaceError
 from place.runtime.base import (
     ChatModel,
     Completion,
+    GeneratingChat,
     GenerationParameters,
     LLMRuntime,
     Message,
@@ -137,7 +138,7 @@ def _stop_process(proc: subprocess.Popen[bytes], grace: float, log_file: Any) ->
             log_file.close()
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(GeneratingChat):
     """ChatModel over an OpenAI-compatible /v1/chat/completions endpoint (llama.cpp server)."""
 
     def __init__(
@@ -161,16 +162,6 @@ class OpenAIChatModel:
     def parameters(self) -> Mapping[str, Any]:
         """Fixed generation parameters of this model."""
         return {"temperature": 0.0, "seed": self._seed, "max_tokens": self._max_tokens}
-
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> str:
-        """One chat completion at temperature 0 with the fixed seed."""
-        return self.generate(messages, response_format=response_format, max_tokens=max_tokens).text
 
     def generate(
         self,

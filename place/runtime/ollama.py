@@ -16,6 +16,7 @@ from place.errors import PlaceError
 from place.runtime.base import (
     ChatModel,
     Completion,
+    GeneratingChat,
     GenerationParameters,
     LLMRuntime,
     Message,
@@ -62,7 +63,7 @@ def _wants_json(response_format: dict[str, Any] | None) -> bool:
     }
 
 
-class OllamaChatModel:
+class OllamaChatModel(GeneratingChat):
     """DetailedChatModel over Ollama's native POST /api/chat (non-streaming)."""
 
     def __init__(
@@ -93,16 +94,6 @@ class OllamaChatModel:
             "max_tokens": self._max_tokens,
             "num_ctx": self._num_ctx,
         }
-
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> str:
-        """One chat completion at temperature 0 with the fixed seed."""
-        return self.generate(messages, response_format=response_format, max_tokens=max_tokens).text
 
     def generate(
         self,
