@@ -364,3 +364,33 @@ def test_the_filler_bound_is_the_generators() -> None:
 
     meta = typing.get_type_hints(TrajectoryConfig, include_extras=True)["filler"].__metadata__
     assert [m.le for m in meta if isinstance(m, Le)] == [MAX_FILLER]
+
+
+def test_doctor_reports_what_an_ollama_run_gets(capsys) -> None:
+    from fakes.ollama_server import FakeOllamaServer
+
+    from place.runner.doctor import doctor_main
+
+    with FakeOllamaServer() as server:
+        code = doctor_main(["model=qwen2.5-7b", f"model.base_url={server.url}"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = dict(line.split(None, 1) for line in out.splitlines())
+    assert report["model_context_length"] == "32768"
+    assert report["modelfile_num_ctx"] == "2048"
+    assert report["run_num_ctx"] == "8192"  # configs/model/qwen2.5-7b.yaml
+    assert report["loaded"] == "False"
+
+    with FakeOllamaServer(context_length=4096) as server:
+        code = doctor_main(["model=qwen2.5-7b", f"model.base_url={server.url}"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "n_ctx=8192 exceeds the context length of qwen2.5:7b" in err
+
+
+def test_doctor_on_the_embedded_model_prints_its_settings(capsys) -> None:
+    from place.runner.doctor import doctor_main
+
+    assert doctor_main(["model.n_ctx=8192"]) == 0
+    out = capsys.readouterr().out
+    assert "run_n_ctx       8192" in out and "llamacpp" in out

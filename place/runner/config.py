@@ -210,7 +210,9 @@ class ModelConfig:
         Le(1_048_576),
         Doc(
             "Context window in tokens (llama.cpp n_ctx, Ollama num_ctx). Must hold the longest "
-            "prompt of the run plus its reply (checked; see 'Prompts must fit' below)."
+            "prompt of the run plus its reply (checked; see 'Prompts must fit' below). On "
+            "Ollama every request sends it, Mem0's calls included (docs/ollama.md); preflight "
+            "refuses a value above the model's trained context length."
         ),
     ] = 4096
     max_tokens: Annotated[
