@@ -33,17 +33,28 @@ LIFECYCLE_KEYS: tuple[str, ...] = (
     "valid_from",
     "valid_until",
 )
-SLOT_KEY = "slot"
-"""Metadata key of a certified record's slot, ``entity/predicate`` (see :func:`slot_key`).
+ELIGIBILITY_KEY = "eligibility_key"
+"""Metadata key of a certified record: ``entity/predicate/scope/status`` (:func:`eligibility_key`).
 
-It is redundant with ``entity`` and ``predicate`` on purpose: QASC's payload filter tests
-one key instead of two, and Qdrant local mode pays per condition per point."""
+Redundant with the lifecycle keys on purpose: QASC pre-selects candidates with one test of
+this key (Qdrant local mode pays per condition per point); the certifier keeps it equal to
+the record's lifecycle and its readback verification checks that it does."""
 
 
-def slot_key(entity: str, predicate: str) -> str:
-    """``entity/predicate``: ids never contain ``/`` (trajectory ids match ITEM_ID), so
-    the key names exactly one (entity, predicate) pair."""
-    return f"{entity}/{predicate}"
+def eligibility_key(entity: str, predicate: str, scope: str, status: str) -> str:
+    """``entity/predicate/scope/status``: ids never contain ``/`` (trajectory ids match
+    ITEM_ID, statuses and the global scope are fixed words), so a key names one tuple."""
+    return f"{entity}/{predicate}/{scope}/{status}"
+
+
+def key_of(metadata: Mapping[str, Any]) -> str:
+    """The eligibility key a certified record's lifecycle metadata calls for."""
+    return eligibility_key(
+        str(metadata.get("entity")),
+        str(metadata.get("predicate")),
+        str(metadata.get("scope")),
+        str(metadata.get("status")),
+    )
 
 
 class StoredRecord(Protocol):

@@ -166,9 +166,7 @@ def condition_figures(
     }
 
 
-def factorization(
-    checkpoints: list[dict[str, Any]], rows: list[list[str]]
-) -> dict[str, Any]:
+def factorization(checkpoints: list[dict[str, Any]], rows: list[list[str]]) -> dict[str, Any]:
     groups: dict[tuple, dict[str, frozenset]] = {}
     for x in checkpoints:
         key = (x["turn"], x["checkpoint"], x["world"], x["query"])

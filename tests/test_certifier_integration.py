@@ -105,9 +105,9 @@ def test_a_tampered_store_fails_verification(backend) -> None:
         certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
 
 
-def test_resuming_on_records_without_the_slot_key_is_refused(backend) -> None:
-    """QASC selects certified records by their slot key; a store written before the key
-    existed would be read as if those records were absent, so resuming on it fails loudly."""
+def test_resuming_on_records_without_the_eligibility_key_is_refused(backend) -> None:
+    """QASC pre-selects certified records by their eligibility key; a store written before
+    the key existed would be read as if those records were absent, so resuming fails loudly."""
     traj = load_trajectory(SMOKE)
     store = backend.open("css_old", traj.principal)
     certifier = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
@@ -115,9 +115,23 @@ def test_resuming_on_records_without_the_slot_key_is_refused(backend) -> None:
     record = certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
     resumed = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
     resumed.adopt_store()  # a store of this version is adopted
-    store.update_metadata(record.added[0], {"slot": None})
-    with pytest.raises(CertificationError, match="no valid 'slot' key"):
+    store.update_metadata(record.added[0], {"eligibility_key": None})
+    with pytest.raises(CertificationError, match="no valid 'eligibility_key'"):
         Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal))).adopt_store()
+
+
+def test_a_stale_eligibility_key_fails_verification(backend) -> None:
+    traj = load_trajectory(SMOKE)
+    store = backend.open("css_stale", traj.principal)
+    certifier = Certifier(store, traj.schema, Readback(Lexicon(traj.schema, traj.principal)))
+    turns = [(c, t) for c, t in traj.turns() if t.events]
+    conv, turn = turns[0]
+    record = certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
+    # The key QASC pre-selects by no longer says what the lifecycle says.
+    store.update_metadata(record.added[0], {"eligibility_key": "sam/hotel/global/ended"})
+    conv, turn = turns[1]
+    with pytest.raises(CertificationError, match="eligibility_key is not their lifecycle"):
+        certifier.apply(turn.events[0], Provenance(turn.id, conv.id, conv.date))
 
 
 def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
@@ -136,7 +150,7 @@ def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
         for key in (
             "entity",
             "predicate",
-            "slot",
+            "eligibility_key",
             "value",
             "scope",
             "status",
@@ -152,7 +166,10 @@ def test_certified_records_carry_lifecycle_and_provenance(backend) -> None:
         ):
             assert key in meta, key
         assert meta["trust"] == "trusted-user-event"
-        assert meta["slot"] == f"{meta['entity']}/{meta['predicate']}"
+        # kept equal to the lifecycle through status changes (superseded records included)
+        assert meta["eligibility_key"] == "/".join(
+            str(meta[k]) for k in ("entity", "predicate", "scope", "status")
+        )
     ref = replay(traj)
     last = ref.queries[-1]
     eligible = {

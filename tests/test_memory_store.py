@@ -461,6 +461,11 @@ def test_filter_branches_stay_within_the_principal(backend: Backend) -> None:
     assert flt.must is None
     assert [b.must[-1].key for b in flt.should] == ["user_id", "user_id"]
     assert principal_filter("alice", [active], (), ()).must[-1].key == "user_id"
+    only_not = principal_filter("alice", (), (), [active])
+    assert (only_not.must, only_not.should[0].key) == (None, "user_id")
+    # must_not only (QASC's shape): Eve's points stay out, Alice's plain one stays in
+    kept = store.search_filtered("Alice", None, must_not=[active])
+    assert [i.text for i in kept] == ["Alice likes tea."]
 
 
 def record_index_calls(client: Any, sink: list[tuple[str, str, str]]) -> Any:
@@ -523,13 +528,7 @@ def test_eligibility_indexes_cover_every_key_qasc_filters() -> None:
     import datetime as dt
 
     from place.eligibility import Interpretation
-    from place.governance.authorizer import (
-        ELIGIBILITY_INDEXES,
-        certified_conditions,
-        plain_conditions,
-    )
+    from place.governance.authorizer import ELIGIBILITY_INDEXES, candidate_exclusions
 
     tau = Interpretation("alex", "hotel", "trip", dt.date(2026, 3, 1))
-    conditions = [*certified_conditions(tau, dt.date(2026, 3, 2)), *plain_conditions()]
-    keys = {getattr(c, "key", None) or c.is_empty.key for c in conditions}
-    assert keys == set(ELIGIBILITY_INDEXES)
+    assert {c.key for c in candidate_exclusions(tau)} == set(ELIGIBILITY_INDEXES)

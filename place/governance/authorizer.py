@@ -5,12 +5,13 @@ records the whole eligibility test E runs inside Qdrant as a payload filter; pla
 records carry no lifecycle, so β reads them in Python (QASC counts them as active).
 
 Cost model (docs/decisions.md, "QASC's filter"): Qdrant local mode evaluates a filter in
-Python, point by point, condition by condition, stopping at the first that fails. Native
-pays one condition per point (Mem0's principal). QASC's filter is shaped so that a point
-outside the query's slot fails after two: "has no lifecycle marker" (plain branch) and
-"slot == entity/predicate" (certified branch); every other condition of E is evaluated only
-for the slot's own records. A Qdrant server uses payload indexes instead
-(ELIGIBILITY_INDEXES, created by the memory backend).
+Python, point by point, condition by condition, stopping at the first that decides. Native
+pays one condition per point (Mem0's principal). QASC's filter is one exclusion: a certified
+record whose eligibility key (entity/predicate/scope/status) is not one E can admit is
+dropped after that single test; plain records (no key) and the query's candidates pass on
+to the principal test. β then decides E exactly on the candidates (windows, expiry). A
+Qdrant server uses a payload index on the key instead (ELIGIBILITY_INDEXES, created by the
+memory backend).
 """
 
 from __future__ import annotations
@@ -22,14 +23,10 @@ from typing import Any, Protocol
 from qdrant_client import models
 
 from place.eligibility import Interpretation
-from place.governance.certifier import OPEN_FROM, OPEN_UNTIL
 from place.readback import (
-    LIFECYCLE_MARKER,
-    LIFECYCLE_VERSION,
-    SLOT_KEY,
+    ELIGIBILITY_KEY,
     Readback,
-    is_certified,
-    slot_key,
+    eligibility_key,
 )
 from place.trajectory.model import GLOBAL_SCOPE
 
@@ -77,48 +74,26 @@ class NativeRead:
         return ReadDecision(tuple(store.search(query, self.k)))
 
 
-def certified_conditions(tau: Interpretation, day: dt.date) -> list[models.Condition]:
-    """E for certified records, as Qdrant payload conditions (windows as day ordinals).
-
-    The most selective condition comes first (one key for entity and predicate): Qdrant
-    stops at the first one that fails, so the rest run only for the slot's records.
-    """
-    as_of = tau.as_of.toordinal()
+def candidate_exclusions(tau: Interpretation) -> list[models.Condition]:
+    """The one `must_not` condition of QASC's query: a record with an eligibility key that is
+    not an active record of the queried entity and predicate in the query's scope or the
+    global scope cannot satisfy E. Records without the key (plain text) are not excluded
+    (a missing key matches no condition), nor are the query's own candidates."""
+    admissible = sorted(
+        eligibility_key(tau.entity, tau.predicate, scope, "active")
+        for scope in {tau.scope, GLOBAL_SCOPE}
+    )
     return [
         models.FieldCondition(
-            key=SLOT_KEY, match=models.MatchValue(value=slot_key(tau.entity, tau.predicate))
-        ),
-        models.FieldCondition(key="status", match=models.MatchValue(value="active")),
-        models.FieldCondition(
-            key="scope", match=models.MatchAny(any=sorted({tau.scope, GLOBAL_SCOPE}))
-        ),
-        models.FieldCondition(key="valid_from_ord", range=models.Range(gte=OPEN_FROM, lte=as_of)),
-        # β drops records expired by the readback date; E needs as_of < valid_until.
-        models.FieldCondition(
-            key="valid_until_ord",
-            range=models.Range(gt=max(as_of, day.toordinal()), lte=OPEN_UNTIL),
-        ),
-        models.FieldCondition(
-            key=LIFECYCLE_MARKER, match=models.MatchValue(value=LIFECYCLE_VERSION)
-        ),
+            key=ELIGIBILITY_KEY, match=models.MatchExcept(**{"except": admissible})
+        )
     ]
 
 
-def plain_conditions() -> list[models.Condition]:
-    """Records without lifecycle metadata (β reads them from text)."""
-    return [models.IsEmptyCondition(is_empty=models.PayloadField(key=LIFECYCLE_MARKER))]
-
-
-ELIGIBILITY_INDEXES: dict[str, str] = {
-    SLOT_KEY: "keyword",
-    "status": "keyword",
-    "scope": "keyword",
-    "valid_from_ord": "integer",
-    "valid_until_ord": "integer",
-    LIFECYCLE_MARKER: "keyword",
-}
-"""Payload indexes (key -> Qdrant field schema) for every key QASC's filter tests. The
-memory backend creates them on a Qdrant server; local mode has no indexes (it scans)."""
+ELIGIBILITY_INDEXES: dict[str, str] = {ELIGIBILITY_KEY: "keyword"}
+"""Payload indexes (key -> Qdrant field schema) for every key QASC's filter tests (user_id
+is Mem0's, indexed by Mem0). The memory backend creates them on a Qdrant server; local mode
+has no indexes (it scans)."""
 
 ADMIT_BOUND = 1_000_000
 """Rank limit of QASC's one filtered pass: above any store this harness builds."""
@@ -136,23 +111,12 @@ class QASCRead:
     def read(
         self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
-        # One filtered pass: certified records must satisfy E, plain records have no
-        # lifecycle and come back for β. Eligible sets are small by design (one slot), so
-        # ranking all candidates costs little; ADMIT_BOUND avoids a counting pass. The plain
-        # branch comes first: a plain record then passes after its own test, and a
-        # certified one fails it at once (the store adds the principal to each branch).
-        candidates = store.search_filtered(
-            query,
-            ADMIT_BOUND,
-            should=[
-                models.Filter(must=plain_conditions()),
-                models.Filter(must=certified_conditions(tau, day)),
-            ],
-        )
-        admitted = [
-            item
-            for item in candidates
-            if is_certified(item.metadata) or self.readback.admits(item, tau, day)
-        ]
+        # One filtered pass with one embedding: every record E could admit (plain records,
+        # which carry no lifecycle, and the slot's active certified records in scope) comes
+        # back, and β decides E on each: windows and expiry for certified records, the text
+        # for plain ones. Candidate sets are small for certified stores (one slot), so
+        # ranking all of them costs little; ADMIT_BOUND avoids a counting pass.
+        candidates = store.search_filtered(query, ADMIT_BOUND, must_not=candidate_exclusions(tau))
+        admitted = [item for item in candidates if self.readback.admits(item, tau, day)]
         admitted.sort(key=lambda item: (-item.score, item.id))
         return ReadDecision(tuple(admitted[: self.k]), admitted=len(admitted))

@@ -15,12 +15,13 @@ from typing import Any, Protocol
 
 from place import faults
 from place.readback import (
+    ELIGIBILITY_KEY,
     LIFECYCLE_MARKER,
     LIFECYCLE_VERSION,
-    SLOT_KEY,
     Readback,
+    eligibility_key,
     is_certified,
-    slot_key,
+    key_of,
 )
 from place.reference.lifecycle import FactRecord, LifecycleState, Transition
 from place.trajectory.model import GLOBAL_SCOPE, Event, Schema
@@ -84,7 +85,9 @@ def metadata_for(record: FactRecord, provenance: Provenance) -> dict[str, Any]:
         LIFECYCLE_MARKER: LIFECYCLE_VERSION,
         "entity": record.entity,
         "predicate": record.predicate,
-        SLOT_KEY: slot_key(record.entity, record.predicate),
+        ELIGIBILITY_KEY: eligibility_key(
+            record.entity, record.predicate, record.scope, record.status
+        ),
         "value": record.value,
         "scope": record.scope,
         "status": record.status,
@@ -150,11 +153,11 @@ class Certifier:
         for point in self.store.scan().points:
             if is_certified(point.metadata):
                 meta = point.metadata
-                if meta.get(SLOT_KEY) != slot_key(str(meta["entity"]), str(meta["predicate"])):
-                    # QASC selects certified records by this key: a record without it (a
-                    # store written before the key existed) would silently never be read.
+                if meta.get(ELIGIBILITY_KEY) != key_of(meta):
+                    # QASC pre-selects certified records by this key: a record whose key is
+                    # missing or stale (a store written by an older place) would be skipped.
                     raise CertificationError(
-                        f"certified record {point.id} has no valid {SLOT_KEY!r} key; the "
+                        f"certified record {point.id} has no valid {ELIGIBILITY_KEY!r}; the "
                         "store was written by an older place: start the run in a new directory"
                     )
                 self.memory_ids[str(meta["event_id"])] = point.id
@@ -184,6 +187,9 @@ class Certifier:
             memory_id = self.memory_ids[before.event_id]
             changes = {
                 "status": after.status,
+                ELIGIBILITY_KEY: eligibility_key(
+                    after.entity, after.predicate, after.scope, after.status
+                ),
                 **window_metadata(after.valid_from, after.valid_until),
             }
             self.store.update_metadata(memory_id, changes)
@@ -224,6 +230,13 @@ class Certifier:
         uncertified = [p.id for p in scan.points if not is_certified(p.metadata)]
         if uncertified:
             problems.append(f"records without lifecycle metadata: {uncertified}")
+        stale = [
+            p.id
+            for p in scan.points
+            if is_certified(p.metadata) and p.metadata.get(ELIGIBILITY_KEY) != key_of(p.metadata)
+        ]
+        if stale:
+            problems.append(f"records whose {ELIGIBILITY_KEY} is not their lifecycle's: {stale}")
         phys = self.readback.state(scan.points, day)
         if phys != self.governed.state_at(day):
             problems.append(

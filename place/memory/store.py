@@ -768,17 +768,22 @@ def principal_filter(
     Qdrant local mode evaluates a filter in Python point by point, left to right, and stops
     at the first failing condition, so where the principal test goes is a cost, not a
     meaning. With ``must`` conditions it goes last in ``must`` (theirs are more selective).
-    With only ``should`` branches it is distributed into each branch, last:
+    With only ``must_not`` it is tested after them (as a single ``should``). With ``should``
+    branches it is distributed into each branch, last:
     ``p AND (A OR B) == (A AND p) OR (B AND p)``; a point then pays for it only after it
     passes a branch's own conditions (QASC's filter relies on this, docs/decisions.md).
     """
     from qdrant_client import models
 
     user = _user_condition(principal)
-    if must or not should:
+    if must:
         return models.Filter(
             must=[*must, user], should=list(should) or None, must_not=list(must_not) or None
         )
+    if not should:
+        # One `should` condition is a `must` that Qdrant tests after `must_not`: a point a
+        # `must_not` condition excludes never pays for the principal test.
+        return models.Filter(should=[user], must_not=list(must_not) or None)
     branches = [
         models.Filter(
             must=[*_as_list(branch.must), user],
