@@ -1,8 +1,9 @@
 """The two read policies: Native top-k, and QASC (authorize, then truncate to the same k).
 
-QASC gets a read-only view of the store, so it cannot write by construction. For certified
-records the whole eligibility test E runs inside Qdrant as a payload filter; plain-text
-records carry no lifecycle, so β reads them in Python (QASC counts them as active).
+QASC gets a read-only view of the store, so it cannot write by construction. Qdrant drops
+the certified records E cannot admit (their eligibility key says so); β decides E on the
+rest: certified records from their lifecycle metadata, plain-text records, which carry no
+lifecycle, from their text (QASC counts them as active).
 
 Cost model (docs/decisions.md, "QASC's filter"): Qdrant local mode evaluates a filter in
 Python, point by point, condition by condition, stopping at the first that decides. Native
