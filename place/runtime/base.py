@@ -106,23 +106,9 @@ class Completion:
         }
 
 
-@runtime_checkable
-class DetailedChatModel(ChatModel, Protocol):
-    """A ChatModel that also reports how each completion ended (the real runtimes)."""
-
-    def generate(
-        self,
-        messages: list[Message],
-        *,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> Completion:
-        """The completion for `messages`, with its finish reason and token counts."""
-        ...
-
-
 class GeneratingChat(ABC):
-    """Base of the runtimes' chat models: `complete` is the text of `generate`."""
+    """Base of the runtimes' chat models: `generate` also reports how a completion ended;
+    `complete` is its text."""
 
     @abstractmethod
     def generate(

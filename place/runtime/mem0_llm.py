@@ -31,7 +31,13 @@ import openai
 from mem0.llms.base import LLMBase
 
 from place import faults
-from place.runtime.base import ChatModel, Completion, RetryPolicy, call_with_retries
+from place.runtime.base import (
+    ChatModel,
+    Completion,
+    GeneratingChat,
+    RetryPolicy,
+    call_with_retries,
+)
 from place.runtime.cache import LLMCallCache
 
 # What Mem0's providers raise when the server is unreachable: openai's APIConnectionError
@@ -63,12 +69,14 @@ class RuntimeMem0LLM(LLMBase):
     ) -> Completion:
         """The completion with its finish reason and token counts (when the model says)."""
         max_tokens = getattr(self.config, "max_tokens", None)
-        generate = getattr(self.chat, "generate", None)
-        if generate is None:  # a chat model that reports no finish (e.g. a test fake)
-            return Completion(
-                self.chat.complete(messages, response_format=response_format, max_tokens=max_tokens)
+        if isinstance(self.chat, GeneratingChat):
+            return self.chat.generate(
+                messages, response_format=response_format, max_tokens=max_tokens
             )
-        return generate(messages, response_format=response_format, max_tokens=max_tokens)
+        # A chat model that reports no finish (e.g. a test fake): finish unknown.
+        return Completion(
+            self.chat.complete(messages, response_format=response_format, max_tokens=max_tokens)
+        )
 
     def generate_response(  # type: ignore[override]
         self,

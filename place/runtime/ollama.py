@@ -64,7 +64,7 @@ def _wants_json(response_format: dict[str, Any] | None) -> bool:
 
 
 class OllamaChatModel(GeneratingChat):
-    """DetailedChatModel over Ollama's native POST /api/chat (non-streaming)."""
+    """ChatModel over Ollama's native POST /api/chat (non-streaming), with done_reason."""
 
     def __init__(
         self,
@@ -171,6 +171,7 @@ class OllamaRuntime(LLMRuntime):
         self._client: httpx.Client | None = None
         self._identity: ModelIdentity | None = None
         self._chat: OllamaChatModel | None = None
+        self._show: Any = None
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -212,7 +213,7 @@ class OllamaRuntime(LLMRuntime):
                 f"Pull them first: {commands}"
             )
         if self.num_ctx is not None:
-            trained = _context_length(self._post("/api/show", {"model": self.model}))
+            trained = _context_length(self._model_show())
             if trained is not None and self.num_ctx > trained:
                 # Past the trained length Ollama would still answer; the run would not be
                 # the one its manifest describes.
@@ -237,6 +238,12 @@ class OllamaRuntime(LLMRuntime):
         )
         return self._identity
 
+    def _model_show(self) -> Any:
+        """/api/show of the LLM: asked once, then kept (it describes the pulled weights)."""
+        if self._show is None:
+            self._show = self._post("/api/show", {"model": self.model})
+        return self._show
+
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         url = self.base_url + path
         resp = call_with_retries(
@@ -253,11 +260,11 @@ class OllamaRuntime(LLMRuntime):
         Asks /api/show for the model's trained context length and Modelfile ``num_ctx``, and
         /api/ps whether it is loaded and with which context. Every request of a run sends
         ``num_ctx`` = the configured ``n_ctx``; a value above the model's context length is
-        a problem (preflight refuses it), as is no value at all (the server's default, 2048
-        on Ollama 0.5–0.8, would cut Mem0's prompts without an error).
+        refused by preflight (which raises), and no value at all is a problem (the server's
+        default, 2048 on Ollama 0.5–0.8, would cut Mem0's prompts without an error).
         """
         identity = self.preflight()
-        show = self._post("/api/show", {"model": self.model})
+        show = self._model_show()
         loaded = [
             m
             for m in self._get("/api/ps").get("models", [])
@@ -269,8 +276,6 @@ class OllamaRuntime(LLMRuntime):
             problems.append(
                 "n_ctx is not set: requests would run at the server's default context window"
             )
-        elif trained is not None and self.num_ctx > trained:
-            problems.append(f"n_ctx={self.num_ctx} exceeds {self.model}'s context length {trained}")
         return {
             "server": self.base_url,
             "server_version": identity.runtime_version,
