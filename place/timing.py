@@ -13,13 +13,13 @@ class PhaseTimer:
     """Thread-safe accumulator of seconds and counts per phase label."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._mutex = threading.Lock()
         self._seconds: dict[str, float] = {}
         self._counts: dict[str, int] = {}
 
     def add(self, label: str, seconds: float) -> None:
         """Add one observation of `seconds` to `label`."""
-        with self._lock:
+        with self._mutex:
             self._seconds[label] = self._seconds.get(label, 0.0) + seconds
             self._counts[label] = self._counts.get(label, 0) + 1
 
@@ -44,21 +44,21 @@ class PhaseTimer:
         return timed
 
     def seconds(self, label: str) -> float:
-        with self._lock:
+        with self._mutex:
             return self._seconds.get(label, 0.0)
 
     def count(self, label: str) -> int:
-        with self._lock:
+        with self._mutex:
             return self._counts.get(label, 0)
 
     def totals(self) -> dict[str, float]:
         """{label: seconds}."""
-        with self._lock:
+        with self._mutex:
             return dict(self._seconds)
 
     def snapshot(self) -> dict[str, dict[str, float]]:
         """{label: {"seconds": s, "count": n}}."""
-        with self._lock:
+        with self._mutex:
             return {
                 k: {"seconds": self._seconds[k], "count": self._counts[k]} for k in self._seconds
             }

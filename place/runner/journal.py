@@ -33,7 +33,7 @@ class Journal:
         self.run_dir = run_dir
         self.records_dir = run_dir / "records"
         self.progress_path = run_dir / "progress.json"
-        self._lock: TextIO | None = None
+        self._flock: TextIO | None = None
         self._files: dict[str, TextIO] = {}
         self.units_done = 0
         self.counts: dict[str, int] = {name: 0 for name, _ in RECORD_FILES.values()}
@@ -53,7 +53,7 @@ class Journal:
                 f"{self.run_dir} is in use by another place run (lock {self.run_dir / '.lock'}); "
                 "wait for it to finish or choose another hydra.run.dir"
             ) from None
-        self._lock = lock
+        self._flock = lock
         self._load()
         return self
 
@@ -67,10 +67,10 @@ class Journal:
             # so nobody reading the directory meanwhile sees records progress.json disowns.
             for name, lines in self._committed.items():
                 self._truncate(self.records_dir / name, lines)
-        if self._lock is not None:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
-            self._lock = None
+        if self._flock is not None:
+            fcntl.flock(self._flock, fcntl.LOCK_UN)
+            self._flock.close()
+            self._flock = None
 
     def _load(self) -> None:
         if self.progress_path.exists():

@@ -23,6 +23,7 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
 
 import httpx
+import tenacity
 from pydantic import BaseModel, ConfigDict, Field
 
 from place.errors import PlaceError
@@ -229,31 +230,38 @@ def call_with_retries(
     The default `retry_on` is httpx's TransportError: connect/read/write errors, resets,
     protocol errors and timeouts. Anything else propagates immediately.
     """
-    delays = policy.delays()
-    last: BaseException | None = None
-    for attempt in range(policy.attempts):
-        try:
-            return fn()
-        except retry_on as exc:
-            last = exc
-            if attempt < len(delays):
-                log.warning(
-                    "%s to %s failed (%s: %s); retry %d/%d in %.2fs",
-                    what,
-                    endpoint,
-                    type(exc).__name__,
-                    exc,
-                    attempt + 1,
-                    policy.attempts - 1,
-                    delays[attempt],
-                )
-                policy.sleep(delays[attempt])
-    assert last is not None
-    raise RuntimeUnavailable(
-        endpoint,
-        f"{what} to {endpoint} failed after {policy.attempts} attempt(s): "
-        f"{type(last).__name__}: {last}",
-    ) from last
+    def log_retry(state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning(
+            "%s to %s failed (%s: %s); retry %d/%d in %.2fs",
+            what,
+            endpoint,
+            type(exc).__name__,
+            exc,
+            state.attempt_number,
+            policy.attempts - 1,
+            state.next_action.sleep if state.next_action else 0.0,
+        )
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.attempts),
+        # initial * multiplier**(n-1), capped: the same schedule as `RetryPolicy.delays`.
+        wait=tenacity.wait_exponential(
+            multiplier=policy.initial_backoff, exp_base=policy.multiplier, max=policy.max_backoff
+        ),
+        retry=tenacity.retry_if_exception_type(retry_on),
+        sleep=policy.sleep,
+        before_sleep=log_retry,
+    )
+    try:
+        return retrying(fn)
+    except tenacity.RetryError as exc:
+        last = exc.last_attempt.exception()
+        raise RuntimeUnavailable(
+            endpoint,
+            f"{what} to {endpoint} failed after {policy.attempts} attempt(s): "
+            f"{type(last).__name__}: {last}",
+        ) from last
 
 
 def check_response(response: httpx.Response, endpoint: str) -> Any:

@@ -62,7 +62,7 @@ class LLMCallCache:
         self.timer = timer or PhaseTimer()
         self.hits = 0
         self.misses = 0
-        self._lock = threading.Lock()
+        self._mutex = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
         """Keys being called right now: a concurrent caller of the same key waits for the first
         one's answer instead of calling the model again (single flight), so concurrent answer
@@ -101,7 +101,7 @@ class LLMCallCache:
 
     def get(self, key: str) -> str | None:
         """Stored response for `key`, or None (does not touch the counters)."""
-        with self._lock:
+        with self._mutex:
             row = self._db.execute(_SELECT, (key,)).fetchone()
         return None if row is None else str(row[0])
 
@@ -122,7 +122,7 @@ class LLMCallCache:
         select = _SELECT_META if self._has_meta else _SELECT
         while True:
             leader: threading.Event | None = None
-            with self._lock:
+            with self._mutex:
                 row = self._db.execute(select, (key,)).fetchone()
                 if row is not None:
                     self.hits += 1
@@ -144,7 +144,7 @@ class LLMCallCache:
                 response, meta = call()
             if not isinstance(response, str):
                 raise TypeError(f"cached calls must return str, got {type(response).__name__}")
-            with self._lock:
+            with self._mutex:
                 # Autocommit mode: the INSERT is durable when execute returns.
                 self._db.execute(
                     "INSERT OR IGNORE INTO llm_calls (key, response, created, meta) "
@@ -154,11 +154,11 @@ class LLMCallCache:
                 row = self._db.execute(_SELECT_META, (key,)).fetchone()
             return _stored(row)
         finally:
-            with self._lock:
+            with self._mutex:
                 self._inflight.pop(key).set()
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._mutex:
             return int(self._db.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0])
 
     def stats(self) -> dict[str, Any]:
@@ -173,7 +173,7 @@ class LLMCallCache:
 
     def close(self) -> None:
         """Checkpoint the WAL into the main file and close (leaves a single committable file)."""
-        with self._lock:
+        with self._mutex:
             try:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:

@@ -156,7 +156,7 @@ class OpenAIChatModel(GeneratingChat):
         self._seed = seed
         self._max_tokens = max_tokens
         self._retry = retry
-        self._client = httpx.Client(timeout=timeout)
+        self._http = httpx.Client(timeout=timeout)
 
     @property
     def parameters(self) -> Mapping[str, Any]:
@@ -181,7 +181,7 @@ class OpenAIChatModel(GeneratingChat):
         if response_format is not None:
             body["response_format"] = response_format
         resp = call_with_retries(
-            lambda: self._client.post(self._url, json=body),
+            lambda: self._http.post(self._url, json=body),
             policy=self._retry,
             endpoint=self._url,
             what="chat completion",
@@ -204,7 +204,7 @@ class OpenAIChatModel(GeneratingChat):
 
     def close(self) -> None:
         """Close the HTTP client."""
-        self._client.close()
+        self._http.close()
 
 
 class LlamaCppRuntime(LLMRuntime):

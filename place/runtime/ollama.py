@@ -77,7 +77,7 @@ class OllamaChatModel(GeneratingChat):
         num_ctx: int | None,
         retry: RetryPolicy,
     ) -> None:
-        self._client = client
+        self._http = client
         self._url = base_url.rstrip("/") + "/api/chat"
         self._model = model
         self._seed = seed
@@ -119,7 +119,7 @@ class OllamaChatModel(GeneratingChat):
         if _wants_json(response_format):
             body["format"] = "json"
         resp = call_with_retries(
-            lambda: self._client.post(self._url, json=body),
+            lambda: self._http.post(self._url, json=body),
             policy=self._retry,
             endpoint=self._url,
             what="Ollama chat",
@@ -168,15 +168,15 @@ class OllamaRuntime(LLMRuntime):
         self.timeout = timeout
         self.preflight_timeout = preflight_timeout
         self.retry = retry or RetryPolicy()
-        self._client: httpx.Client | None = None
+        self._session: httpx.Client | None = None
         self._identity: ModelIdentity | None = None
         self._chat: OllamaChatModel | None = None
         self._show: Any = None
 
     def _http(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout)
-        return self._client
+        if self._session is None:
+            self._session = httpx.Client(timeout=self.timeout)
+        return self._session
 
     def _get(self, path: str) -> Any:
         url = self.base_url + path
@@ -310,9 +310,9 @@ class OllamaRuntime(LLMRuntime):
     def close(self) -> None:
         """Close the HTTP client (the Ollama server is not ours to stop)."""
         self._chat = None
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
     @property
     def identity(self) -> ModelIdentity:
