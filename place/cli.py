@@ -126,13 +126,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run_dir)
     metrics = write_report(run_dir, paper=args.paper, plots=not args.no_plots)
-    fact = metrics["factorization"]
+    fact = metrics.factorization
     print(
         f"{run_dir}: metrics.json, tables/ and plots/ recomputed from records/ "
-        f"(factorization {'ok' if fact['ok'] else 'FAILED'})"
+        f"(factorization {'ok' if fact.ok else 'FAILED'})"
     )
     print((run_dir / "tables" / "tables.md").read_text(encoding="utf-8"))
-    if not fact["ok"]:
+    if not fact.ok:
         print(
             f"place report: INVALID: factorization check failed (first mismatch: "
             f"{fact['first_mismatch']})",

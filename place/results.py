@@ -21,6 +21,7 @@ import pandas as pd
 from place.design import Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
+from place.report.metrics import MetricsDocument, load_metrics
 
 __all__ = ["Run", "load_replications", "load_run", "run_design"]
 
@@ -29,7 +30,8 @@ __all__ = ["Run", "load_replications", "load_run", "run_design"]
 class Run:
     path: Path
     manifest: dict[str, Any]
-    metrics: dict[str, Any] | None
+    metrics: MetricsDocument | None
+    """metrics.json, typed (None before the report is written)."""
     records: RunRecords
     checkpoints: pd.DataFrame
     """One row per checkpoint × condition, with `f1` = F1(S^phys, S*)."""
@@ -56,9 +58,7 @@ def load_run(path: str | Path) -> Run:
     run_dir = Path(path)
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     metrics_path = run_dir / "metrics.json"
-    metrics = (
-        json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else None
-    )
+    metrics = load_metrics(metrics_path) if metrics_path.exists() else None
     records = RunRecords.load(run_dir / "records")
     checkpoints = _frame(
         [

@@ -95,4 +95,4 @@ def run_inprocess(
         "seeds": {"bootstrap": seeds[0], "resamples": seeds[1]},
     }
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    return write_report(run_dir, plots=plots)
+    return write_report(run_dir, plots=plots).to_json()  # metrics.json as written

@@ -15,6 +15,7 @@ import pytest
 
 from place.design import EXTENDED, PAPER
 from place.records import RunRecords
+from place.report.metrics import MetricsDocument
 from place.report.plots import aoep_scorecard, write_plots
 from place.report.tables import (
     Table,
@@ -86,10 +87,12 @@ def empty_card() -> dict[str, Any]:
 
 def doc(
     name: str, conditions: tuple[str, ...], cards: dict[str, Any] | None, ok: bool = True
-) -> dict[str, Any]:
+) -> MetricsDocument:
     m: dict[str, Any] = {
         "schema": "place-metrics/3",
+        "trajectory": {"id": "t", "sha256": "0" * 64},
         "model": {"name": name},
+        "counts": {},
         "conditions": {
             c: {
                 "state_correctness": 0.5,
@@ -100,6 +103,7 @@ def doc(
                 "needed_support": 1.0,
                 "exposure_rate": 0.0,
                 "conflict_harm": 0.25,
+                "deletion_residue": 0.0,
                 "closed_loop": {
                     "state_correctness": 0.5,
                     "exposure_rate": 0.0,
@@ -109,14 +113,20 @@ def doc(
             for c in conditions
         },
         "effects": {"StateGain": {"estimate": 0.5, "interval": [0.25, 0.75], "n": 4}},
-        "factorization": {"ok": ok, "first_mismatch": None if ok else "t1 (post-update)"},
+        "factorization": {
+            "ok": ok,
+            "checkpoints": 1,
+            "mismatches": 0 if ok else 1,
+            "first_mismatch": None if ok else "t1 (post-update)",
+        },
+        "bootstrap": {"seed": 0, "resamples": 10},
     }
     if cards is not None:
         m["aoep"] = cards
-    return m
+    return MetricsDocument.model_validate(m)
 
 
-def paper_doc(name: str = "tiny") -> dict[str, Any]:
+def paper_doc(name: str = "tiny") -> MetricsDocument:
     return doc(
         name,
         PAPER.names,
@@ -182,8 +192,7 @@ def test_all_tables_appends_the_scorecard_and_keeps_the_others(paper: bool) -> N
 
 
 def test_an_invalid_run_puts_its_banner_on_the_scorecard_too() -> None:
-    m = paper_doc()
-    m["factorization"] = {"ok": False, "first_mismatch": "t1 (post-update)"}
+    m = doc("tiny", PAPER.names, paper_doc().aoep, ok=False)
     tables = all_tables([m])
     assert all(t.banner and t.banner.startswith("INVALID: factorization") for t in tables)
     assert to_csv(tables[-1]).startswith("# INVALID")
@@ -207,7 +216,7 @@ def test_markdown_latex_and_csv_render() -> None:
 
 def test_plot_points_are_the_pass_rates(tmp_path: Path) -> None:
     m = paper_doc()
-    m["aoep"]["PLACE"] = card(conflict=(1, 4), exposure=(5, 14))
+    m.aoep["PLACE"] = card(conflict=(1, 4), exposure=(5, 14))
     path = tmp_path / "aoep.png"
     points = aoep_scorecard(m, path)
     assert points == {
@@ -221,7 +230,7 @@ def test_plot_points_are_the_pass_rates(tmp_path: Path) -> None:
 
 def test_plot_leaves_out_a_condition_without_items(tmp_path: Path) -> None:
     m = paper_doc()
-    m["aoep"]["QASC"]["invariants"] = {"passed": 0, "total": 0, "kinds": {}}
+    m.aoep["QASC"]["invariants"] = {"passed": 0, "total": 0, "kinds": {}}
     assert list(aoep_scorecard(m, tmp_path / "aoep.png")) == ["Native", "CSS", "PLACE"]
     old = doc("old", PAPER.names, None)
     assert aoep_scorecard(old, tmp_path / "old.png") == {}

@@ -18,7 +18,7 @@ from place.eligibility import Interpretation
 from place.errors import PlaceError
 from place.governance.authorizer import NativeRead, QASCRead
 from place.lexicon import Lexicon
-from place.memory.store import StoredItem
+from place.memory.item import StoredItem
 from place.policies.decay import DecayRead, weight
 from place.policies.posthoc import PosthocRead
 from place.readback import Readback
@@ -215,7 +215,7 @@ def test_extended_report_is_recomputed_from_records(extended_run: tuple[Path, di
     from place.report.report import recompute
 
     run_dir, m = extended_run
-    assert recompute(run_dir) == m
+    assert recompute(run_dir).to_json() == m
 
 
 @pytest.mark.integration

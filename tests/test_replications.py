@@ -17,6 +17,7 @@ import pytest
 
 from place.cli import main
 from place.errors import PlaceError
+from place.report.metrics import MetricsDocument
 from place.report.replications import (
     bootstrap_mean,
     cell,
@@ -59,8 +60,15 @@ def doc(
     effect: float | None = 0.1,
     seed: int = 11,
     resamples: int = 2000,
-) -> dict[str, Any]:
+) -> MetricsDocument:
     """A metrics document for trajectory i with JointSuccess `joint` per condition."""
+    return MetricsDocument.model_validate(raw_doc(i, joint, effect, seed, resamples))
+
+
+def raw_doc(
+    i: int, joint: list[float | None], effect: float | None, seed: int, resamples: int
+) -> dict[str, Any]:
+    """`doc` as the JSON it is written as."""
     return {
         "schema": "place-metrics/3",
         "trajectory": {
@@ -99,7 +107,7 @@ JOINT = {
 }
 
 
-def study() -> list[dict[str, Any]]:
+def study() -> list[MetricsDocument]:
     return [doc(i, JOINT[i], effect=[0.1, -0.2, None, 0.4][i]) for i in range(4)]
 
 
@@ -224,10 +232,10 @@ def test_aoep_pass_rates_per_condition() -> None:
 )
 def test_documents_that_are_not_replications_are_refused(change: Any, message: str) -> None:
     docs = study()
-    bad = copy.deepcopy(docs[2])
+    bad = copy.deepcopy(docs[2].to_json())
     change(bad)
     with pytest.raises(PlaceError, match=message):
-        summarise([*docs[:2], bad])
+        summarise([*docs[:2], MetricsDocument.model_validate(bad)])
 
 
 # --- tables and files --------------------------------------------------------------------
@@ -260,7 +268,8 @@ def test_tables_have_a_row_per_condition_and_per_effect() -> None:
 
 def test_an_invalid_run_puts_a_banner_on_both_tables() -> None:
     docs = study()
-    docs[1]["factorization"]["ok"] = False
+    failed = docs[1].factorization.model_copy(update={"ok": False})
+    docs[1] = docs[1].model_copy(update={"factorization": failed})
     assert all("gen-s1" in (t.banner or "") for t in replication_tables(docs))
     assert all(t.banner is None for t in replication_tables(study()))
 

@@ -27,7 +27,7 @@ from place.records import (
     RunRecords,
     StepRecord,
 )
-from place.report.metrics import dump_metrics
+from place.report.metrics import MetricsDocument, dump_metrics
 from place.report.report import recompute
 from place.report.tables import all_tables
 from place.results import load_run
@@ -301,7 +301,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def metrics(run_dir: Path) -> dict:
+def metrics(run_dir: Path) -> MetricsDocument:
     return recompute(run_dir)
 
 
@@ -375,13 +375,14 @@ def test_hand_computed_values(run_dir: Path) -> None:
     assert harmed["Native"] and not harmed["PLACE"]
 
 
-def test_frames_reproduce_recomputed_metrics(run_dir: Path, metrics: dict) -> None:
+def test_frames_reproduce_recomputed_metrics(run_dir: Path, metrics: MetricsDocument) -> None:
+    doc = metrics.to_json()  # as written to metrics.json
     run = load_run(run_dir)
     primary = run.queries[(run.queries["mode"] == "primary") & (run.queries["world"] == "a")]
     loop = run.queries[(run.queries["mode"] == "closed_loop") & (run.queries["world"] == "a")]
     post = run.checkpoints[run.checkpoints["checkpoint"] == "post-update"]
     for c in CONDITIONS:
-        m = metrics["conditions"][c]
+        m = doc["conditions"][c]
         mine = primary[primary["condition"] == c]
         assert m["state_correctness"] == pytest.approx(post[post["condition"] == c]["f1"].mean())
         assert m["answer_correctness"] == pytest.approx(mine["answer_score"].mean())
@@ -398,15 +399,15 @@ def test_frames_reproduce_recomputed_metrics(run_dir: Path, metrics: dict) -> No
         assert m["closed_loop"]["exposure_rate"] == pytest.approx(
             loop[loop["condition"] == c]["ineligible_exposure"].mean()
         )
-    assert metrics["conditions"]["Native"]["deletion_residue"] == 1.0
-    assert metrics["conditions"]["PLACE"]["deletion_residue"] == 0.0
-    assert metrics["factorization"]["ok"]
-    assert metrics["effects"]["StateGain"]["estimate"] == pytest.approx(2 / 3, abs=1e-6)
-    assert metrics["effects"]["LeakageDrop"]["n"] == 2
-    assert metrics["bootstrap"] == {"seed": 7, "resamples": 200}
+    assert doc["conditions"]["Native"]["deletion_residue"] == 1.0
+    assert doc["conditions"]["PLACE"]["deletion_residue"] == 0.0
+    assert doc["factorization"]["ok"]
+    assert doc["effects"]["StateGain"]["estimate"] == pytest.approx(2 / 3, abs=1e-6)
+    assert doc["effects"]["LeakageDrop"]["n"] == 2
+    assert doc["bootstrap"] == {"seed": 7, "resamples": 200}
 
 
-def test_metrics_json_is_loaded_and_tables_render(tmp_path: Path, metrics: dict) -> None:
+def test_metrics_json_is_loaded_and_tables_render(tmp_path: Path, metrics: MetricsDocument) -> None:
     write_run(tmp_path)
     (tmp_path / "metrics.json").write_text(dump_metrics(metrics), encoding="utf-8")
     run = load_run(tmp_path)

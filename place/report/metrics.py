@@ -1,22 +1,161 @@
-"""metrics.json (`place-metrics/3`): every endpoint and effect, computed from records only."""
+"""metrics.json (`place-metrics/3`): every endpoint and effect, computed from records only.
+
+The document is a pydantic model (`MetricsDocument`) with a docstring per field; it is built
+by `compute_metrics`, written by `dump_metrics` and read back by `load_metrics`, so a reader
+(tables, plots, replications, notebooks) gets typed attributes rather than string keys.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from place.design import PAPER, Design
+from place.errors import PlaceError
 from place.metrics import effects as fx
 from place.metrics import endpoints as ep
 from place.metrics.aoep import scorecard
-from place.records import RECORD_FILES, RunRecords
+from place.records import RunRecords
 
-__all__ = ["METRICS_SCHEMA", "RECORD_FILES", "RunRecords", "compute_metrics", "dump_metrics"]
+__all__ = [
+    "METRICS_SCHEMA",
+    "MetricsDocument",
+    "compute_metrics",
+    "dump_metrics",
+    "load_metrics",
+]
 
 METRICS_SCHEMA = "place-metrics/3"
 """/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
 and b with the first mismatch. /3: the AOEP scorecard (`aoep`, method.md §10)."""
+
+READABLE_SCHEMAS = ("place-metrics/2", METRICS_SCHEMA)
+"""Layouts `load_metrics` reads: /2 differs only by lacking `aoep`."""
+
+
+class _Part(BaseModel):
+    # Field docstrings become the JSON-schema descriptions; unknown keys are an error so a
+    # renamed endpoint cannot be read back silently as missing.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ClosedLoopMetrics(_Part):
+    """Closed Loop (method.md §5): the agent's own answers feed back into the conversation."""
+
+    state_correctness: float | None
+    """Equal to the primary state correctness: memory writes are unchanged in Closed Loop."""
+    exposure_rate: float | None
+    """Share of closed-loop query reads that exposed an ineligible record."""
+    joint_success: float | None
+    """Share of closed-loop queries answered correctly with no leakage."""
+
+
+class ConditionMetrics(_Part):
+    """One condition's endpoints (method.md §4); rates in [0, 1], None when undefined."""
+
+    state_correctness: float | None
+    """Share of checkpoints whose store equals the reference state (strict Ω)."""
+    leakage_rate: float | None
+    """Share of queries whose authorized context held an ineligible record."""
+    leakage_n: int
+    """Number of queries the leakage rate is over (both worlds' Q*)."""
+    answer_correctness: float | None
+    """Share of queries whose answer matched the gold value."""
+    joint_success: float | None
+    """Share of queries answered correctly with no leakage."""
+    needed_support: float | None
+    """Share of utility probes whose needed fact reached the answer model (clean reads)."""
+    exposure_rate: float | None
+    """Share of utility probes whose clean read exposed an ineligible record."""
+    conflict_harm: float | None
+    """Share of conflict probes answered with the conflicting value."""
+    deletion_residue: float | None
+    """Share of forgotten facts still readable after their deletion."""
+    closed_loop: ClosedLoopMetrics
+    """The Closed Loop variant's endpoints."""
+
+
+class BlockEffect(_Part):
+    """An effect bootstrapped over conversation blocks, with its leave-one-out range."""
+
+    estimate: float | None
+    """Point estimate."""
+    interval: list[float] | None
+    """95 % percentile interval [low, high]; None when undefined."""
+    loco_range: list[float] | None
+    """[min, max] of the estimate leaving one conversation out."""
+
+
+class PairEffect(_Part):
+    """An effect bootstrapped over paired items (queries or probes)."""
+
+    estimate: float | None
+    """Point estimate."""
+    interval: list[float] | None
+    """95 % percentile interval [low, high]; None when undefined."""
+    n: int
+    """Number of pairs."""
+
+
+class Factorization(_Part):
+    """The factorization check: the read policies of one write row saw the same store."""
+
+    ok: bool
+    """True when every checkpoint matched; read-side comparisons are valid only then."""
+    checkpoints: int
+    """Checkpoints compared."""
+    mismatches: int
+    """Checkpoints whose stores differed between read policies."""
+    first_mismatch: Any = None
+    """The first differing checkpoint (as `ep.factorization` reports it), or None."""
+
+
+class Bootstrap(_Part):
+    """The seeded bootstrap every interval came from."""
+
+    seed: int
+    """Bootstrap seed (manifest `seeds.bootstrap`)."""
+    resamples: int
+    """Bootstrap resamples."""
+
+
+class MetricsDocument(_Part):
+    """metrics.json: a run's endpoints, effects, factorization and AOEP scorecard."""
+
+    # `schema` is a (deprecated) BaseModel method, so the field is `schema_` aliased.
+    schema_: Literal["place-metrics/2", "place-metrics/3"] = Field(METRICS_SCHEMA, alias="schema")
+    """Layout version (`METRICS_SCHEMA`)."""
+    trajectory: dict[str, Any]
+    """The manifest header's trajectory: id, sha256, path (and `generated` for a generated one)."""
+    model: dict[str, Any]
+    """The answer model: name, runtime, weights identity."""
+    counts: dict[str, int]
+    """Trajectory counts: conversations, turns, checkpoints, queries, pairs, probes."""
+    design: dict[str, Any] | None = None
+    """The producers × read policies design; absent for the paper's 2 × 2."""
+    conditions: dict[str, ConditionMetrics]
+    """Per condition, in design order."""
+    effects: dict[str, BlockEffect | PairEffect]
+    """Named effects (method.md §5, §8), in computation order."""
+    factorization: Factorization
+    """The factorization check."""
+    aoep: dict[str, dict[str, Any]] | None = None
+    """Per condition, the AOEP scorecard (method.md §10): `obligations` and `invariants`, each
+    with passed, total and per-kind passed/total/failed item ids. Absent in /2."""
+    bootstrap: Bootstrap
+    """The bootstrap's seed and resamples."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The document as written: `design` and a /2 document's `aoep` only when present."""
+        doc = self.model_dump(mode="json", by_alias=True)
+        for optional in ("design", "aoep"):
+            if doc[optional] is None:
+                del doc[optional]
+        return doc
 
 
 def _round(x: float | None) -> float | None:
@@ -30,40 +169,40 @@ def _interval(iv: tuple[float, float] | None) -> list[float] | None:
 
 def condition_metrics(
     records: RunRecords, condition: str, design: Design = PAPER
-) -> dict[str, Any]:
+) -> ConditionMetrics:
     leakage, n = ep.leakage_rate(records.queries, condition)
     state = ep.state_correctness(records.checkpoints, condition)
-    return {
-        "state_correctness": _round(state),
-        "leakage_rate": _round(leakage),
-        "leakage_n": n,
-        "answer_correctness": _round(ep.answer_correctness(records.queries, condition)),
-        "joint_success": _round(ep.joint_success_rate(records.queries, condition)),
-        "needed_support": _round(ep.needed_support(records.probes, condition)),
-        "exposure_rate": _round(ep.exposure_rate_probes(records.probes, condition)),
-        "conflict_harm": _round(ep.conflict_harm(records.probes, condition)),
-        "deletion_residue": _round(ep.deletion_residue(records.forgets, condition, design)),
-        "closed_loop": {
+    return ConditionMetrics(
+        state_correctness=_round(state),
+        leakage_rate=_round(leakage),
+        leakage_n=n,
+        answer_correctness=_round(ep.answer_correctness(records.queries, condition)),
+        joint_success=_round(ep.joint_success_rate(records.queries, condition)),
+        needed_support=_round(ep.needed_support(records.probes, condition)),
+        exposure_rate=_round(ep.exposure_rate_probes(records.probes, condition)),
+        conflict_harm=_round(ep.conflict_harm(records.probes, condition)),
+        deletion_residue=_round(ep.deletion_residue(records.forgets, condition, design)),
+        closed_loop=ClosedLoopMetrics(
             # Memory writes are unchanged in Closed Loop, so its state is the primary state.
-            "state_correctness": _round(state),
-            "exposure_rate": _round(
+            state_correctness=_round(state),
+            exposure_rate=_round(
                 ep.exposure_rate_queries(records.queries, condition, "closed_loop")
             ),
-            "joint_success": _round(
-                ep.joint_success_rate(records.queries, condition, "closed_loop")
-            ),
-        },
-    }
+            joint_success=_round(ep.joint_success_rate(records.queries, condition, "closed_loop")),
+        ),
+    )
 
 
-def _effect(e: fx.Effect, kind: str) -> dict[str, Any]:
-    if kind == "block":
-        return {
-            "estimate": _round(e.estimate),
-            "interval": _interval(e.interval),
-            "loco_range": _interval(e.loco_range),
-        }
-    return {"estimate": _round(e.estimate), "interval": _interval(e.interval), "n": e.n}
+def _block(e: fx.Effect) -> BlockEffect:
+    return BlockEffect(
+        estimate=_round(e.estimate),
+        interval=_interval(e.interval),
+        loco_range=_interval(e.loco_range),
+    )
+
+
+def _pair(e: fx.Effect) -> PairEffect:
+    return PairEffect(estimate=_round(e.estimate), interval=_interval(e.interval), n=e.n)
 
 
 def compute_metrics(
@@ -72,45 +211,53 @@ def compute_metrics(
     seed: int,
     conversations: Sequence[str],
     resamples: int = fx.RESAMPLES,
-) -> dict[str, Any]:
+) -> MetricsDocument:
     """The whole metrics document. `header` carries trajectory, model, counts and (for any
     design but the paper's) the design."""
     design = Design.from_json(header.get("design"))
     longitudinal = fx.longitudinal_effects(
         records.checkpoints, records.queries, conversations, seed, resamples, design
     )
-    effects: dict[str, Any] = {name: _effect(e, "block") for name, e in longitudinal.items()}
+    effects: dict[str, BlockEffect | PairEffect] = {
+        name: _block(e) for name, e in longitudinal.items()
+    }
     if design.has("CSS", "PLACE"):
-        effects["LeakageDrop"] = _effect(fx.leakage_drop(records.queries, seed, resamples), "pair")
+        effects["LeakageDrop"] = _pair(fx.leakage_drop(records.queries, seed, resamples))
     for name, e in fx.extended_effects(
         records.queries, records.probes, seed, resamples, design
     ).items():
-        effects[name] = _effect(e, "pair")
+        effects[name] = _pair(e)
     fact = ep.factorization(records.checkpoints, design)
-    doc: dict[str, Any] = {
-        "schema": METRICS_SCHEMA,
-        "trajectory": header["trajectory"],
-        "model": header["model"],
-        "counts": header["counts"],
-    }
-    if not design.is_paper:  # the paper's layout stays what it is
-        doc["design"] = design.to_json()
-    doc.update(
-        {
-            "conditions": {c: condition_metrics(records, c, design) for c in design.names},
-            "effects": effects,
-            "factorization": {
-                "ok": fact.ok,
-                "checkpoints": fact.checkpoints,
-                "mismatches": len(fact.mismatches),
-                "first_mismatch": fact.mismatches[0] if fact.mismatches else None,
-            },
-            "aoep": scorecard(records, design),
-            "bootstrap": {"seed": seed, "resamples": resamples},
-        }
+    return MetricsDocument(
+        trajectory=header["trajectory"],
+        model=header["model"],
+        counts=header["counts"],
+        design=None if design.is_paper else design.to_json(),  # the paper's layout stays
+        conditions={c: condition_metrics(records, c, design) for c in design.names},
+        effects=effects,
+        factorization=Factorization(
+            ok=fact.ok,
+            checkpoints=fact.checkpoints,
+            mismatches=len(fact.mismatches),
+            first_mismatch=fact.mismatches[0] if fact.mismatches else None,
+        ),
+        aoep=scorecard(records, design),
+        bootstrap=Bootstrap(seed=seed, resamples=resamples),
     )
-    return doc
 
 
-def dump_metrics(metrics: dict[str, Any]) -> str:
-    return json.dumps(metrics, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+def dump_metrics(metrics: MetricsDocument) -> str:
+    return json.dumps(metrics.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def load_metrics(path: Path) -> MetricsDocument:
+    """A run's metrics.json, validated; a clear `PlaceError` naming the file otherwise."""
+    try:
+        return MetricsDocument.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = " > ".join(str(p) for p in first["loc"]) or "top level"
+        raise PlaceError(
+            f"{path}: not a metrics document ({', '.join(READABLE_SCHEMAS)}): "
+            f"{where}: {first['msg']} ({exc.error_count()} problem(s))"
+        ) from None

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 
 from place.metrics import endpoints as ep
 from place.records import RunRecords
+from place.report.metrics import MetricsDocument
 from place.trajectory.model import FAMILIES
 
 COLORS = {"Native": "#7f7f7f", "CSS": "#1f77b4", "QASC": "#ff7f0e", "PLACE": "#2ca02c"}
@@ -56,19 +57,19 @@ def state_across_checkpoints(records: RunRecords, conditions: list[str], path: P
     plt.close(fig)
 
 
-def effects_with_intervals(metrics: dict[str, Any], path: Path) -> None:
-    names = list(metrics["effects"])
+def effects_with_intervals(metrics: MetricsDocument, path: Path) -> None:
+    names = list(metrics.effects)
     fig, ax = plt.subplots(figsize=(6.5, max(3.2, 0.4 * len(names) + 1.2)))
     for i, name in enumerate(names):
-        e = metrics["effects"][name]
-        if e["estimate"] is None:
+        e = metrics.effects[name]
+        if e.estimate is None:
             ax.text(0, i, "  not estimable (no counted pairs)", va="center", fontsize=8)
             continue
-        lo, hi = e["interval"] or (e["estimate"], e["estimate"])
+        lo, hi = e.interval or (e.estimate, e.estimate)
         ax.errorbar(
-            e["estimate"],
+            e.estimate,
             i,
-            xerr=[[e["estimate"] - lo], [hi - e["estimate"]]],
+            xerr=[[e.estimate - lo], [hi - e.estimate]],
             fmt="o",
             color="#1f77b4",
             capsize=4,
@@ -77,7 +78,7 @@ def effects_with_intervals(metrics: dict[str, Any], path: Path) -> None:
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     ax.set_xlabel("effect (95 % interval)")
-    ax.set_title(f"Effects: {metrics['model']['name']}")
+    ax.set_title(f"Effects: {metrics.model['name']}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -113,7 +114,7 @@ def _rate(family: dict[str, Any]) -> float | None:
     return family["passed"] / family["total"] if family["total"] else None
 
 
-def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float, float]]:
+def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[float, float]]:
     """Obligation pass rate against negative-invariant pass rate, one point per condition
     (method.md §10): the two are never blended, since a store that keeps nothing sits at the
     top left. Returns the plotted points, in design order.
@@ -123,8 +124,8 @@ def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float
     without `aoep` (schema place-metrics/2) gives an empty plot that says so. Conditions at
     the same point share one label and are drawn as concentric markers, largest first, so
     every colour stays visible."""
-    conditions = list(metrics["conditions"])
-    card = metrics.get("aoep") or {}
+    conditions = list(metrics.conditions)
+    card = metrics.aoep or {}
     points: dict[str, tuple[float, float]] = {}
     skipped = []
     for c in conditions:
@@ -175,7 +176,7 @@ def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float
     ax.set_ylabel("negative invariants held (passed / total)")
     ax.grid(color="0.9", lw=0.6)
     ax.set_title(
-        f"AOEP scorecard: {metrics['model']['name']}\n"
+        f"AOEP scorecard: {metrics.model['name']}\n"
         "a store that keeps nothing sits at the top left "
         "(passes every invariant, keeps no obligation)",
         fontsize=9,
@@ -186,7 +187,7 @@ def aoep_scorecard(metrics: dict[str, Any], path: Path) -> dict[str, tuple[float
     return points
 
 
-def write_plots(records: RunRecords, metrics: dict[str, Any], out_dir: Path) -> list[Path]:
+def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [
         out_dir / "state_correctness.png",
@@ -194,7 +195,7 @@ def write_plots(records: RunRecords, metrics: dict[str, Any], out_dir: Path) -> 
         out_dir / "families.png",
         out_dir / "aoep.png",
     ]
-    conditions = list(metrics["conditions"])
+    conditions = list(metrics.conditions)
     state_across_checkpoints(records, conditions, paths[0])
     effects_with_intervals(metrics, paths[1])
     per_family_bars(records, conditions, paths[2])

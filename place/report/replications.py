@@ -32,6 +32,7 @@ import pandas as pd
 from place import atomic
 from place.design import Design
 from place.errors import PlaceError
+from place.report.metrics import MetricsDocument, load_metrics
 from place.report.plots import color
 from place.report.tables import Table, fmt, to_csv, to_latex, to_markdown
 
@@ -158,7 +159,7 @@ def collect(dirs: Iterable[str | Path]) -> list[Path]:
 class Replications:
     paths: list[Path]
     """The run directories, in study (run) order."""
-    docs: list[dict[str, Any]]
+    docs: list[MetricsDocument]
     """Their metrics documents, in the same order."""
     summary: pd.DataFrame
     """`summarise(docs)`."""
@@ -179,7 +180,7 @@ def load_replications(dirs: Iterable[str | Path], recompute: bool = True) -> Rep
         metrics = p / "metrics.json"
         if not metrics.is_file():
             raise PlaceError(f"{p}: no metrics.json; run `place report {p}` first")
-        docs.append(json.loads(metrics.read_text(encoding="utf-8")))
+        docs.append(load_metrics(metrics))
     return Replications(paths, docs, summarise(docs))
 
 
@@ -221,31 +222,31 @@ def _rate(family: dict[str, Any] | None) -> float | None:
     return family["passed"] / family["total"]
 
 
-def _label(doc: dict[str, Any]) -> str:
-    t = doc.get("trajectory") or {}
+def _label(doc: MetricsDocument) -> str:
+    t = doc.trajectory
     return str(t.get("id") or t.get("sha256") or "?")
 
 
-def check_docs(docs: Sequence[dict[str, Any]]) -> list[str]:
+def check_docs(docs: Sequence[MetricsDocument]) -> list[str]:
     """The study's conditions (design order); PlaceError unless the documents share them and
     the model name, and no trajectory occurs twice."""
     if not docs:
         raise PlaceError("no run given; a replication study needs at least one run")
-    conditions = list(docs[0]["conditions"])
-    model = docs[0]["model"]["name"]
+    conditions = list(docs[0].conditions)
+    model = docs[0].model["name"]
     seen: dict[str, str] = {}
     for d in docs:
-        if list(d["conditions"]) != conditions:
+        if list(d.conditions) != conditions:
             raise PlaceError(
-                f"trajectory {_label(d)}: conditions {list(d['conditions'])} differ from "
+                f"trajectory {_label(d)}: conditions {list(d.conditions)} differ from "
                 f"{_label(docs[0])}'s {conditions}; {SAME}"
             )
-        if d["model"]["name"] != model:
+        if d.model["name"] != model:
             raise PlaceError(
-                f"trajectory {_label(d)}: model {d['model']['name']!r} differs from "
+                f"trajectory {_label(d)}: model {d.model['name']!r} differs from "
                 f"{_label(docs[0])}'s {model!r}; {SAME}"
             )
-        sha = str(d["trajectory"]["sha256"])
+        sha = str(d.trajectory["sha256"])
         if sha in seen:
             raise PlaceError(
                 f"trajectories {seen[sha]} and {_label(d)} are the same (sha256 {sha[:12]}…); "
@@ -262,26 +263,26 @@ def _names(entries: Iterable[Iterable[str]]) -> list[str]:
     return names
 
 
-def summarise(docs: Sequence[dict[str, Any]]) -> pd.DataFrame:
+def summarise(docs: Sequence[MetricsDocument]) -> pd.DataFrame:
     """One row per quantity (docs/replications.md): every endpoint of every condition (design
     order, metrics.json order, nested ones as `closed_loop.joint_success`), every effect's
     estimate, and per condition the AOEP obligation and invariant pass rates; each with `n`
     (trajectories with a value), `mean`, the bootstrap interval `lo`, `hi`, `min`, `max` and
     the per-trajectory `values` in run order (None where a run has no value)."""
     conditions = check_docs(docs)
-    seed = int(docs[0]["bootstrap"]["seed"])
-    resamples = int(docs[0]["bootstrap"]["resamples"])
-    flat = [{c: _flatten(d["conditions"][c]) for c in conditions} for d in docs]
+    seed = docs[0].bootstrap.seed
+    resamples = docs[0].bootstrap.resamples
+    flat = [{c: _flatten(d.conditions[c].model_dump()) for c in conditions} for d in docs]
     quantities: list[tuple[str, str | None, str, list[float | None]]] = []
     for c in conditions:
         for name in _names(f[c] for f in flat):
             quantities.append(("endpoint", c, name, [_number(f[c].get(name)) for f in flat]))
-    for name in _names(d["effects"] for d in docs):
-        values = [_number((d["effects"].get(name) or {}).get("estimate")) for d in docs]
+    for name in _names(d.effects for d in docs):
+        values = [_number(e.estimate if (e := d.effects.get(name)) else None) for d in docs]
         quantities.append(("effect", None, name, values))
     for c in conditions:
         for family in AOEP_FAMILIES:
-            values = [_rate(((d.get("aoep") or {}).get(c) or {}).get(family)) for d in docs]
+            values = [_rate(((d.aoep or {}).get(c) or {}).get(family)) for d in docs]
             quantities.append(("aoep", c, family, values))
     rows = []
     for kind, condition, name, values in quantities:
@@ -338,27 +339,27 @@ def cell(row: pd.Series | None, runs: int) -> str:
     return text if row["n"] == runs else f"{text} n={row['n']}"
 
 
-def header_line(docs: Sequence[dict[str, Any]]) -> str:
+def header_line(docs: Sequence[MetricsDocument]) -> str:
     """N trajectories (and how they were drawn), the design, the model and the bootstrap."""
     conditions = check_docs(docs)
-    generated = [d["trajectory"].get("generated") for d in docs]
+    generated = [d.trajectory.get("generated") for d in docs]
     if all(generated):
         kinds = sorted({f"design {g['design']}, filler {g['filler']}" for g in generated})
         seeds = ", ".join(str(g["seed"]) for g in generated)
         origin = f"generated ({'; '.join(kinds)}), seeds {seeds}"
     else:
         origin = ", ".join(_label(d) for d in docs)
-    design = (docs[0].get("design") or {}).get("name", "paper")
-    b = docs[0]["bootstrap"]
+    design = (docs[0].design or {}).get("name", "paper")
+    b = docs[0].bootstrap
     return (
         f"Replication study: {len(docs)} trajectories ({origin}); design {design} "
-        f"({', '.join(conditions)}); model {docs[0]['model']['name']}; 95 % percentile "
-        f"bootstrap over trajectories, {b['resamples']} resamples, seed {b['seed']}"
+        f"({', '.join(conditions)}); model {docs[0].model['name']}; 95 % percentile "
+        f"bootstrap over trajectories, {b.resamples} resamples, seed {b.seed}"
     )
 
 
-def _banner(docs: Sequence[dict[str, Any]]) -> str | None:
-    failed = [_label(d) for d in docs if not (d.get("factorization") or {}).get("ok", True)]
+def _banner(docs: Sequence[MetricsDocument]) -> str | None:
+    failed = [_label(d) for d in docs if not d.factorization.ok]
     if not failed:
         return None
     return (
@@ -368,7 +369,7 @@ def _banner(docs: Sequence[dict[str, Any]]) -> str | None:
     )
 
 
-def endpoints_table(docs: Sequence[dict[str, Any]], summary: pd.DataFrame) -> Table:
+def endpoints_table(docs: Sequence[MetricsDocument], summary: pd.DataFrame) -> Table:
     runs = len(docs)
     rows = [
         [c, *[cell(_row(summary, "endpoint", c, key), runs) for _, key in MAIN_ENDPOINTS]]
@@ -384,7 +385,7 @@ def endpoints_table(docs: Sequence[dict[str, Any]], summary: pd.DataFrame) -> Ta
     )
 
 
-def effects_table(docs: Sequence[dict[str, Any]], summary: pd.DataFrame) -> Table:
+def effects_table(docs: Sequence[MetricsDocument], summary: pd.DataFrame) -> Table:
     runs = len(docs)
     rows = []
     for _, r in summary[summary["kind"] == "effect"].iterrows():
@@ -401,13 +402,13 @@ def effects_table(docs: Sequence[dict[str, Any]], summary: pd.DataFrame) -> Tabl
 
 
 def replication_tables(
-    docs: Sequence[dict[str, Any]], summary: pd.DataFrame | None = None
+    docs: Sequence[MetricsDocument], summary: pd.DataFrame | None = None
 ) -> list[Table]:
     summary = summarise(docs) if summary is None else summary
     return [endpoints_table(docs, summary), effects_table(docs, summary)]
 
 
-def markdown(docs: Sequence[dict[str, Any]], summary: pd.DataFrame | None = None) -> str:
+def markdown(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None = None) -> str:
     """`replications.md`: the header line, then both tables."""
     tables = replication_tables(docs, summary)
     return "\n".join([f"_{header_line(docs)}_\n", *(to_markdown(t) for t in tables)])
@@ -446,7 +447,7 @@ def _draw(ax: Any, rows: list[pd.Series], conditions: list[str], zero: bool) -> 
     ax.grid(axis="x", color="0.9", lw=0.6)
 
 
-def forest_figure(docs: Sequence[dict[str, Any]], summary: pd.DataFrame | None = None) -> Any:
+def forest_figure(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None = None) -> Any:
     """Effects (top) and each condition's JointSuccess (bottom): the mean over trajectories
     with its 95 % interval, and the per-trajectory values as dots just below."""
     summary = summarise(docs) if summary is None else summary
@@ -467,9 +468,9 @@ def forest_figure(docs: Sequence[dict[str, Any]], summary: pd.DataFrame | None =
         ax.set_xlabel(
             "effect estimate" if kind == "effect" else f"{FOREST_ENDPOINT[0]} per condition"
         )
-    design = (docs[0].get("design") or {}).get("name", "paper")
+    design = (docs[0].design or {}).get("name", "paper")
     axes[0, 0].set_title(
-        f"{docs[0]['model']['name']}, design {design}: mean over {len(docs)} trajectories\n"
+        f"{docs[0].model['name']}, design {design}: mean over {len(docs)} trajectories\n"
         "with 95 % trajectory-bootstrap interval; dots: one per trajectory",
         fontsize=9,
     )
@@ -477,7 +478,7 @@ def forest_figure(docs: Sequence[dict[str, Any]], summary: pd.DataFrame | None =
     return fig
 
 
-def write_replications(docs: Sequence[dict[str, Any]], out_dir: Path) -> pd.DataFrame:
+def write_replications(docs: Sequence[MetricsDocument], out_dir: Path) -> pd.DataFrame:
     """`replications.md` (header and both tables), per table `.tex` and `.csv`,
     `replications_summary.csv` (the whole summary at full precision) and `forest.png`.
     Returns the summary."""

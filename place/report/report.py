@@ -10,7 +10,7 @@ from typing import Any
 from place import atomic, faults
 from place.errors import PlaceError
 from place.records import RunRecords
-from place.report.metrics import compute_metrics, dump_metrics
+from place.report.metrics import MetricsDocument, compute_metrics, dump_metrics
 from place.report.plots import write_plots
 from place.report.provenance import compute_note
 from place.report.tables import all_tables, to_csv, to_latex, to_markdown
@@ -23,7 +23,7 @@ def load_manifest(run_dir: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def recompute(run_dir: Path) -> dict[str, Any]:
+def recompute(run_dir: Path) -> MetricsDocument:
     """The metrics document, from manifest header and records/*.jsonl only."""
     manifest = load_manifest(run_dir)
     records = RunRecords.load(run_dir / "records")
@@ -37,7 +37,7 @@ def recompute(run_dir: Path) -> dict[str, Any]:
 
 
 def write_tables(
-    metrics_docs: list[dict[str, Any]], out_dir: Path, paper: bool, note: str | None = None
+    metrics_docs: list[MetricsDocument], out_dir: Path, paper: bool, note: str | None = None
 ) -> None:
     markdown = [f"_{note}_\n"] if note else []
     for table in all_tables(metrics_docs, paper=paper):
@@ -47,7 +47,7 @@ def write_tables(
     atomic.write_text(out_dir / "tables.md", "\n".join(markdown))
 
 
-def write_report(run_dir: Path, paper: bool = False, plots: bool = True) -> dict[str, Any]:
+def write_report(run_dir: Path, paper: bool = False, plots: bool = True) -> MetricsDocument:
     metrics = recompute(run_dir)
     atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
     faults.kill_point("report")

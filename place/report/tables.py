@@ -15,24 +15,27 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
+from pydantic import BaseModel
+
 from place.design import PAPER
 from place.metrics.aoep import INVARIANTS, OBLIGATIONS
+from place.report.metrics import ConditionMetrics, MetricsDocument, PairEffect
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
 CONDITIONS = PAPER.names
 """The paper's four conditions: the rows of its published values."""
 
 
-def _conditions(m: dict[str, Any]) -> list[str]:
+def _conditions(m: MetricsDocument) -> list[str]:
     """The run's conditions in its design's order (metrics.json keeps that order)."""
-    return list(m["conditions"])
+    return list(m.conditions)
 
 
-def _effect_names(runs: Sequence[dict[str, Any]]) -> list[str]:
+def _effect_names(runs: Sequence[MetricsDocument]) -> list[str]:
     """The paper's four effects, then every other effect any run reports, in order."""
     names = list(EFFECTS)
     for m in runs:
-        names += [n for n in m["effects"] if n not in names]
+        names += [n for n in m.effects if n not in names]
     return names
 
 
@@ -61,23 +64,23 @@ def fmt_interval(iv: Sequence[float] | None) -> str:
     return "–" if iv is None else f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
-def _label(metrics: dict[str, Any]) -> str:
-    return str(metrics["model"]["name"])
+def _label(metrics: MetricsDocument) -> str:
+    return str(metrics.model["name"])
 
 
-def table1a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+def table1a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     rows = []
     for m in runs:
         for c in _conditions(m):
-            v = m["conditions"][c]
+            w = m.conditions[c]
             rows.append(
                 [
                     _label(m),
                     c,
-                    fmt(v["state_correctness"]),
-                    f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
-                    fmt(v["answer_correctness"]),
-                    fmt(v["joint_success"]),
+                    fmt(w.state_correctness),
+                    f"{fmt(w.leakage_rate)} ({w.leakage_n})",
+                    fmt(w.answer_correctness),
+                    fmt(w.joint_success),
                 ]
             )
     if paper:
@@ -109,18 +112,20 @@ def table1a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     )
 
 
-def table1b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     rows = []
     names = _effect_names(runs)
     for m in runs:
         row = [_label(m)]
         for name in names:
-            e = m["effects"].get(name)
+            e = m.effects.get(name)
             if e is None:
                 row.append("–")
                 continue
-            extra = f" n={e['n']}" if "n" in e else f" LOCO {fmt_interval(e.get('loco_range'))}"
-            row.append(f"{fmt(e['estimate'])} {fmt_interval(e['interval'])}{extra}")
+            extra = (
+                f" n={e.n}" if isinstance(e, PairEffect) else f" LOCO {fmt_interval(e.loco_range)}"
+            )
+            row.append(f"{fmt(e.estimate)} {fmt_interval(e.interval)}{extra}")
         rows.append(row)
     if paper:
         for model, effs in paper_values()["table1_effects"].items():
@@ -153,15 +158,15 @@ def _per_condition(
     title: str,
     key: str,
     columns: list[tuple[str, str]],
-    pick: Callable[[dict[str, Any]], dict[str, Any]],
-    runs: Sequence[dict[str, Any]],
+    pick: Callable[[ConditionMetrics], BaseModel],
+    runs: Sequence[MetricsDocument],
     paper: bool,
 ) -> Table:
     rows = []
     for m in runs:
         for c in _conditions(m):
-            v = pick(m["conditions"][c])
-            rows.append([_label(m), c, *[fmt(v[k]) for _, k in columns]])
+            v = pick(m.conditions[c])
+            rows.append([_label(m), c, *[fmt(getattr(v, k)) for _, k in columns]])
     if paper:
         for model, conds in paper_values()[key].items():
             for c in CONDITIONS:
@@ -169,7 +174,7 @@ def _per_condition(
     return Table(name, title, ["Model", "Condition", *[h for h, _ in columns]], rows)
 
 
-def table2a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+def table2a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     return _per_condition(
         "table2a",
         "Table 2 A: utility probes",
@@ -185,7 +190,7 @@ def table2a(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     )
 
 
-def table2b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+def table2b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     return _per_condition(
         "table2b",
         "Table 2 B: closed loop",
@@ -195,7 +200,7 @@ def table2b(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
             ("ExposureRate", "exposure_rate"),
             ("JointSuccess", "joint_success"),
         ],
-        lambda v: v["closed_loop"],
+        lambda v: v.closed_loop,
         runs,
         paper,
     )
@@ -212,7 +217,7 @@ def _passed_of(v: dict[str, Any] | None) -> str:
     return "–" if v is None else f"{v['passed']}/{v['total']}"
 
 
-def aoep(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
+def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     """The AOEP scorecard (method.md §10), one row per run and condition: obligations kept and
     negative invariants held as `passed/total`, overall and per kind. The two are never
     blended (a store that keeps nothing holds every invariant). A metrics document without
@@ -221,7 +226,7 @@ def aoep(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     del paper
     rows = []
     for m in runs:
-        card = m.get("aoep")
+        card = m.aoep
         if not card:
             continue
         for c in _conditions(m):
@@ -244,12 +249,12 @@ def aoep(runs: Sequence[dict[str, Any]], paper: bool) -> Table:
     )
 
 
-def invalid_banner(runs: Sequence[dict[str, Any]]) -> str | None:
+def invalid_banner(runs: Sequence[MetricsDocument]) -> str | None:
     """The banner every table carries when a run it reports failed the factorization check."""
     failed = [
-        f"{_label(m)}: first mismatch at {m['factorization'].get('first_mismatch')}"
+        f"{_label(m)}: first mismatch at {m.factorization.first_mismatch}"
         for m in runs
-        if not m["factorization"]["ok"]
+        if not m.factorization.ok
     ]
     if not failed:
         return None
@@ -259,7 +264,7 @@ def invalid_banner(runs: Sequence[dict[str, Any]]) -> str | None:
     )
 
 
-def all_tables(runs: Sequence[dict[str, Any]], paper: bool = False) -> list[Table]:
+def all_tables(runs: Sequence[MetricsDocument], paper: bool = False) -> list[Table]:
     banner = invalid_banner(runs)
     return [
         replace(f(runs, paper), banner=banner) for f in (table1a, table1b, table2a, table2b, aoep)

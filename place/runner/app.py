@@ -180,11 +180,11 @@ def run_main(argv: Sequence[str]) -> int:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         try:
             metrics = run_experiment(cfg, run_dir)
-            fact = metrics["factorization"]
-            if not fact["ok"]:
+            fact = metrics.factorization
+            if not fact.ok:
                 print(
                     f"place run: INVALID: factorization check failed in {run_dir} (first "
-                    f"mismatch: {fact['first_mismatch']}); records kept, manifest and tables "
+                    f"mismatch: {fact.first_mismatch}); records kept, manifest and tables "
                     "marked invalid",
                     file=sys.stderr,
                 )
@@ -304,10 +304,10 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             # From the step records, so a resumed run counts the steps of every session.
             truncated_calls=truncated_calls(RunRecords.load(run_dir / "records").steps),
         )
-        fact = metrics["factorization"]
-        if not fact["ok"]:
+        fact = metrics.factorization
+        if not fact.ok:
             manifest["invalid"] = "factorization"
-            manifest["first_mismatch"] = fact["first_mismatch"]
+            manifest["first_mismatch"] = fact.first_mismatch
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return metrics
 
