@@ -36,12 +36,15 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/place run $(ARGS)
 
+# ruff, then the type checker (settings in pyproject.toml [tool.mypy]), then the whole suite.
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean-venv:
 	rm -rf $(VENV)

@@ -274,7 +274,7 @@ def fill(store: Any, mix: str, n: int, seed: int) -> dict[str, Any]:
 def time_reads(
     backend: Any, store: Any, readback: Readback, queries: int, seed: int
 ) -> dict[str, Any]:
-    from place.memory.store import read_only_view
+    from place.memory.view import read_only_view
 
     rng = random.Random(seed)
     native, qasc = NativeRead(K), QASCRead(K, readback)
@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from place.memory.store import Backend
+    from place.memory.backend import Backend
 
     machine = machine_info(args.note)
     probe = embedding_thread_probe()

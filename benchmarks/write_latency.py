@@ -27,8 +27,8 @@ from benchmarks.common import machine_info, summary, write_result
 from place.governance.certifier import Certifier, Provenance
 from place.lexicon import Lexicon
 from place.readback import Readback
+from place.reference.validate import load_trajectory
 from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
-from place.trajectory.loader import load_trajectory
 
 NAME = "write_latency"
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +71,7 @@ def recorded_css(steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 def time_css(trajectory_path: Path, repeats: int) -> tuple[list[float], list[dict[str, Any]]]:
     """Seconds of each ``Certifier.apply`` call, replaying world a ``repeats`` times."""
-    from place.memory.store import Backend
+    from place.memory.backend import Backend
 
     traj = load_trajectory(trajectory_path)
     readback = Readback(Lexicon(traj.schema, traj.principal))

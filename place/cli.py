@@ -21,8 +21,8 @@ def _summary(path: str, traj: Trajectory) -> str:
 
     ref = replay(traj)
     kinds = Counter(c.kind for c in ref.checkpoints)
-    families = Counter(q.family for _, _, q in traj.queries())
-    per_family = ", ".join(f"{f} {families.get(f, 0)}" for f in FAMILIES)
+    families: Counter[str] = Counter(q.family for _, _, q in traj.queries())
+    per_family = ", ".join(f"{f} {families[f]}" for f in FAMILIES)  # a Counter: 0 if absent
     pairs = sum(1 for _, _, q in traj.queries() if q.pair_insert is not None)
     conflicts = sum(1 for p in traj.probes if p.conflict is not None)
     return (
@@ -34,7 +34,7 @@ def _summary(path: str, traj: Trajectory) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     failed = False
     for path in args.files:
@@ -76,7 +76,7 @@ def reference_json(traj: Trajectory) -> dict:
 
 
 def cmd_reference(args: argparse.Namespace) -> int:
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     doc = reference_json(load_trajectory(args.file))
     if args.json:
@@ -94,7 +94,7 @@ def cmd_reference(args: argparse.Namespace) -> int:
 def cmd_parse(args: argparse.Namespace) -> int:
     from place.lexicon import Lexicon
     from place.lexicon.outcome import outcome
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     traj = load_trajectory(args.file)
     if args.predicate is not None and args.predicate not in traj.schema.predicates:
@@ -135,7 +135,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not fact.ok:
         print(
             f"place report: INVALID: factorization check failed (first mismatch: "
-            f"{fact['first_mismatch']})",
+            f"{fact.first_mismatch})",
             file=sys.stderr,
         )
         return EXIT_INVALID
@@ -249,9 +249,10 @@ def _build_parser() -> argparse.ArgumentParser:
 def _hydra_command(name: str) -> Callable[[Sequence[str]], int] | None:
     """Commands handed to Hydra-driven entry points, which parse their own arguments."""
     if name == "run":
+        from place.report.report import write_report
         from place.runner.app import run_main
 
-        return run_main
+        return lambda argv: run_main(argv, report=write_report)
     if name == "doctor":
         from place.runner.doctor import doctor_main
 

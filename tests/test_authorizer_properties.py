@@ -41,7 +41,7 @@ _names = itertools.count()
 
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory: pytest.TempPathFactory):
-    from place.memory.store import Backend
+    from place.memory.backend import Backend
 
     with Backend(
         tmp_path_factory.mktemp("qasc"), UNREACHABLE_LLM, minilm_mem0_embedder_config(), MINILM_DIMS
@@ -98,7 +98,7 @@ taus = st.builds(
 )
 @given(records=st.lists(st.one_of(certified(), plain()), min_size=0, max_size=10), tau=taus)
 def test_qasc_returns_only_and_all_eligible_records(backend, records, tau) -> None:
-    from place.memory.store import read_only_view
+    from place.memory.view import read_only_view
 
     store = backend.open(f"qasc{next(_names)}", "alex")
     try:

@@ -14,8 +14,8 @@ from place.governance.certifier import CertificationError, Certifier, Provenance
 from place.lexicon import Lexicon
 from place.readback import Readback
 from place.reference.replay import replay
+from place.reference.validate import load_trajectory
 from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
-from place.trajectory.loader import load_trajectory
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ UNREACHABLE_LLM = {
 
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory: pytest.TempPathFactory):
-    from place.memory.store import Backend
+    from place.memory.backend import Backend
 
     with Backend(
         tmp_path_factory.mktemp("css"), UNREACHABLE_LLM, minilm_mem0_embedder_config(), MINILM_DIMS

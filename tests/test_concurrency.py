@@ -14,8 +14,8 @@ from fakes.scripted_chat import ScriptedChat
 from inprocess import run_inprocess
 
 from place.design import EXTENDED
+from place.reference.validate import load_trajectory
 from place.runtime import CachedChatModel, LLMCallCache
-from place.trajectory.loader import load_trajectory
 
 pytestmark = pytest.mark.integration
 

@@ -36,7 +36,7 @@ def _in_repo_and_no_real_run(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     the real model."""
     started: list[str] = []
 
-    def fake_run(cfg, run_dir):  # pragma: no cover - only reached when a check is missing
+    def fake_run(cfg, run_dir, report):  # pragma: no cover - only reached when a check is missing
         started.append(str(run_dir))
         raise AssertionError(f"a job started: {run_dir}")
 
@@ -330,8 +330,8 @@ def test_shipped_configs_pass(model, trajectory, experiment) -> None:
 
 @pytest.mark.parametrize("name", ["smoke", "primary"])
 def test_dialogue_estimate_is_the_experiments_dialogue(name) -> None:
+    from place.reference.validate import load_trajectory
     from place.runner.experiment import Experiment
-    from place.trajectory.loader import load_trajectory
 
     traj = load_trajectory(ROOT / "trajectories" / f"{name}.yaml")
     answers = {q.id: "" for _, _, q in traj.queries()}

@@ -22,7 +22,7 @@ from place.memory.item import StoredItem
 from place.policies.decay import DecayRead, weight
 from place.policies.posthoc import PosthocRead
 from place.readback import Readback
-from place.trajectory.loader import load_trajectory
+from place.reference.validate import load_trajectory
 
 ROOT = Path(__file__).parents[1]
 SMOKE = load_trajectory(ROOT / "trajectories" / "smoke.yaml")

@@ -36,7 +36,7 @@ from place.generate.library import (
 )
 from place.lexicon import Lexicon
 from place.reference.replay import replay
-from place.trajectory.loader import load_trajectory
+from place.reference.validate import load_trajectory
 from place.trajectory.model import (
     FAMILIES,
     VALUE_TYPES,

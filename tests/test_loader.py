@@ -1,18 +1,24 @@
 """Loader/validator for `place-trajectory/1`: the good file loads into the expected model,
-every bad file is rejected with a located problem that names the rule it breaks."""
+every bad file is rejected with a located problem that names the rule it breaks.
+
+`place.reference.validate.load_trajectory` is the checked load (structure, then the replay's
+rules); `place.trajectory.loader.load_structure` is its first step on its own."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from place.errors import InputError, Problem
-from place.trajectory.loader import load_trajectory
+from place.reference.validate import load_trajectory
+from place.trajectory.loader import load_structure
 from place.trajectory.model import Conflict, Event, Trajectory
 
 DATA = Path(__file__).parent / "data"
@@ -146,6 +152,23 @@ def test_semantic_problem_is_located_and_explained(name: str, expected: tuple[st
     problems = _problems(BAD / name)
     location, message = expected
     assert _matching(problems, location, message), "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("name", sorted(SEMANTIC))
+def test_structure_load_leaves_the_replay_rules_to_the_reference_layer(name: str) -> None:
+    trajectory, locate = load_structure(BAD / name)
+    assert trajectory.source_path == str(BAD / name)
+    located = locate(Problem(str(BAD / name), "turn s1-01", "m"))
+    assert located.location.startswith("turn s1-01 (line ")
+
+
+def test_trajectory_layer_does_not_import_the_reference_layer() -> None:
+    code = (
+        "import sys, place.trajectory.loader, place.trajectory.document; "
+        "print([m for m in sys.modules if m.startswith('place.reference')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_every_bad_file_is_in_a_table() -> None:

@@ -187,7 +187,7 @@ def test_search_returns_scored_items(backend: Backend) -> None:
     items = store.search("Where does Alice live?", 2)
     assert len(items) == 2
     assert all(isinstance(i, StoredItem) and isinstance(i.score, float) for i in items)
-    assert items[0].score >= items[1].score  # type: ignore[operator]
+    assert items[0].score >= items[1].score
     assert "live" in items[0].text
     assert items[0].metadata["entity"] == "alice"
     assert "data" not in items[0].metadata
@@ -428,15 +428,15 @@ def test_filter_branches_stay_within_the_principal(backend: Backend) -> None:
     another principal's points in the same collection, certified or plain, never match."""
     from qdrant_client import models
 
-    from place.memory.store import principal_filter
+    from place.memory.filters import principal_filter
     from place.readback import LIFECYCLE_MARKER
 
     store = backend.open("branches", "alice")
     store.add_record("Alice lives in Lisbon.", {LIFECYCLE_MARKER: "1", "status": "active"})
     store.add_record("Alice likes tea.", {})
     # Eve's copies of both points, written into alice's collection behind Mem0's back.
-    points = store._client.scroll(store.name, with_payload=True, with_vectors=True)[0]
-    store._client.upsert(
+    points = store.qdrant_client.scroll(store.name, with_payload=True, with_vectors=True)[0]
+    store.qdrant_client.upsert(
         store.name,
         [
             models.PointStruct(
@@ -487,20 +487,20 @@ def test_backend_creates_the_eligibility_indexes_on_a_server_only(
 ) -> None:
     from qdrant_client import QdrantClient
 
-    import place.memory.store as store_module
+    import place.memory.backend as backend_module
     from place.governance.authorizer import ELIGIBILITY_INDEXES
 
     calls: list[tuple[str, str, str]] = []
-    real_acquire = store_module.acquire_qdrant_client
+    real_acquire = backend_module.acquire_qdrant_client
 
     def acquire(local_path: Path | None, url: str | None = None, api_key: str | None = None):
         # A real in-memory client stands in for the server; the backend only sees a URL.
         inner = QdrantClient(location=":memory:") if server else real_acquire(local_path)
         return record_index_calls(inner, calls)
 
-    monkeypatch.setattr(store_module, "acquire_qdrant_client", acquire)
+    monkeypatch.setattr(backend_module, "acquire_qdrant_client", acquire)
     if server:
-        monkeypatch.setattr(store_module, "release_qdrant_client", lambda c: c.close())
+        monkeypatch.setattr(backend_module, "release_qdrant_client", lambda c: c.close())
     url = "http://qdrant.invalid:6333" if server else None
     with Backend(
         tmp_path,

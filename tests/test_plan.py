@@ -6,8 +6,8 @@ from pathlib import Path
 
 from builders import ask, trajectory, user
 
+from place.reference.validate import load_trajectory
 from place.runner.plan import build_plan
-from place.trajectory.loader import load_trajectory
 from place.trajectory.model import Probe, Turn
 
 A = "alex"

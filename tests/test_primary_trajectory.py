@@ -15,7 +15,7 @@ import pytest
 from builders import lexicon_self_check
 
 from place.lexicon import Lexicon
-from place.trajectory.loader import load_trajectory
+from place.reference.validate import load_trajectory
 from place.trajectory.model import FAMILIES, Fact, Trajectory
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -389,7 +389,7 @@ def real_run(run_dir: Path, seed: int) -> Path:
 
     from place.design import make_design
     from place.generate import write
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     run_dir.mkdir(parents=True)
     write(seed, run_dir / "trajectory.yaml", design="small", filler=0)

@@ -89,7 +89,8 @@ def answer_all(model: AnswerModel, calls: Sequence[AnswerCall], pool: Executor |
     if pool is None or len(calls) < 2:
         return [one(c) for c in calls]
     seen: set[str] = set()
-    firsts, repeats = [], []
+    firsts: list[int] = []
+    repeats: list[int] = []
     for i, call in enumerate(calls):
         key = repr(model.messages(*call))
         (repeats if key in seen else firsts).append(i)

@@ -22,7 +22,7 @@ How a trajectory is built (docs/generator.md has the long version):
    the gold the episode implies; a share of them carry conflicting evidence.
 6. **Filler.** `--filler N` inserts N chatter turns per conversation drawn with a separate
    generator, so everything else (every count, every gold) is unchanged.
-7. **Check.** The text is loaded with `place.trajectory.loader.load_trajectory` (structure
+7. **Check.** The text is loaded with `place.reference.validate.load_trajectory` (structure
    plus the semantic validation of `place validate`), replayed with
    `place.reference.replay.replay` and compared with the intended golds, and checked for the
    design counts and the lexicon self-check. Any failure is a `PlaceError` naming the seed and
@@ -32,6 +32,7 @@ How a trajectory is built (docs/generator.md has the long version):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 import random
@@ -41,6 +42,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from place import __version__
 from place.atomic import write_text
@@ -186,6 +188,10 @@ def check_request(seed: object, design: object, filler: object) -> None:
             f"--filler must be an integer from 0 to {MAX_FILLER} (turns of chatter added to "
             f"each conversation); got {filler!r}"
         )
+
+
+def _has_type(p: PredicateSpec, vtype: str) -> bool:
+    return p.type == vtype
 
 
 def _fail(seed: int, design: str, message: str) -> PlaceError:
@@ -378,7 +384,7 @@ class _Builder:
         self.spec_by_id = {spec.id: spec for spec in self.specs}
         self.schema = Schema(
             entities={
-                eid: Entity(eid, name, (self.alias[eid],) if self.alias[eid] else ())
+                eid: Entity(eid, name, (alias,) if (alias := self.alias[eid]) else ())
                 for eid, name in self.names.items()
             },
             scopes={
@@ -416,7 +422,7 @@ class _Builder:
                     have += 1
 
         for vtype in VALUE_TYPES:
-            need(lambda p, t=vtype: p.type == t, 1)
+            need(functools.partial(_has_type, vtype=vtype), 1)
         need(lambda p: p.cardinality == "many", 3 if d.name == "paper" else 2)
         need(lambda p: p.scope == "trip" and p.cardinality == "one", 3)
         need(lambda p: p.scope == "place", 1)
@@ -1073,7 +1079,7 @@ class _Builder:
         if v == "expired":
             setup = [self.t_assert(k - 1, spec, e, s, [vals[0]])] if plan.extra else []
             setup.append(self.t_assert(k - 1, spec, e, s, [vals[1]], valid_until=day))
-            gold: list[str] = []
+            gold = []  # (a list[str], as above)
             olds = [vals[1], vals[0]] if plan.extra else [vals[1]]
             conflicts = olds
         else:
@@ -1528,16 +1534,16 @@ class _Builder:
         scopes = {sid: Flow(aliases=list(sc.aliases)) for sid, sc in self.schema.scopes.items()}
         predicates = {}
         for spec in self.specs:
-            entry: dict = {
+            predicate: dict[str, Any] = {
                 "type": spec.type,
                 "cardinality": spec.cardinality,
                 "keywords": list(spec.keywords),
             }
             if spec.scope in ("work", "home"):
-                entry["default_scope"] = spec.scope
-            entry["template"] = spec.template
-            entry["values"] = {v: list(a) for v, a in self.domains[spec.id].items()}
-            predicates[spec.id] = entry
+                predicate["default_scope"] = spec.scope
+            predicate["template"] = spec.template
+            predicate["values"] = {v: list(a) for v, a in self.domains[spec.id].items()}
+            predicates[spec.id] = predicate
         convs = []
         for k, conv in enumerate(conversations):
             convs.append(
@@ -1550,7 +1556,7 @@ class _Builder:
         probe_docs = []
         for probe in probes:
             p = probe.point
-            entry = {
+            probe_doc: dict[str, Any] = {
                 "id": probe.id,
                 "after": p.anchor.id,
                 "family": p.family,
@@ -1561,8 +1567,8 @@ class _Builder:
                 "gold": list(p.gold),
             }
             if probe.conflict is not None:
-                entry["conflict"] = {"text": probe.conflict[0], "value": probe.conflict[1]}
-            probe_docs.append(entry)
+                probe_doc["conflict"] = {"text": probe.conflict[0], "value": probe.conflict[1]}
+            probe_docs.append(probe_doc)
         return {
             "format": FORMAT,
             "id": ident,
@@ -1799,7 +1805,7 @@ def write(seed: int, out: str | Path, design: str = "paper", filler: int = 0) ->
 
 
 def _load(text: str, suffix: str, seed: int, design: str) -> Trajectory:
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     with tempfile.TemporaryDirectory(prefix="place-generate-") as tmp:
         path = Path(tmp) / f"generated{suffix}"
@@ -1867,7 +1873,7 @@ def _verify(
         kinds["post-update"],
     )
     queries = traj.queries()
-    families = Counter(q.family for _c, _t, q in queries)
+    families: Counter[str] = Counter(q.family for _c, _t, q in queries)
     need(len(queries) == d.queries, f"{d.queries} queries", len(queries))
     need(
         all(families[f] == d.queries_per_family for f in FAMILIES),
@@ -1876,7 +1882,7 @@ def _verify(
     )
     pairs = sum(1 for _c, _t, q in queries if q.pair_insert)
     need(pairs == d.queries, f"{d.queries} causal pairs", pairs)
-    pfam = Counter(p.family for p in traj.probes)
+    pfam: Counter[str] = Counter(p.family for p in traj.probes)
     need(len(traj.probes) == d.probes, f"{d.probes} probes", len(traj.probes))
     need(
         all(pfam[f] == d.probes_per_family for f in FAMILIES),

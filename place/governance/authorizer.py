@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from qdrant_client import models
 
@@ -31,6 +31,10 @@ from place.readback import (
 )
 from place.trajectory.model import GLOBAL_SCOPE
 
+if TYPE_CHECKING:
+    # The one read-only store protocol (a read policy gets place.memory's read-only view).
+    from place.memory.item import ReadOnlyStore
+
 
 class ExposedItem(Protocol):
     @property
@@ -41,15 +45,6 @@ class ExposedItem(Protocol):
     def metadata(self) -> dict[str, Any]: ...
     @property
     def score(self) -> float: ...
-
-
-class ReadableStore(Protocol):
-    """The only handle a read policy gets: searches, no writes."""
-
-    def search(self, query: str, limit: int) -> list[Any]: ...
-    def search_filtered(
-        self, query: str, limit: int | None, *, must: list[Any] = ..., must_not: list[Any] = ...
-    ) -> list[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +65,7 @@ class NativeRead:
         self.k = k
 
     def read(
-        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+        self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
         return ReadDecision(tuple(store.search(query, self.k)))
 
@@ -110,7 +105,7 @@ class QASCRead:
         self.readback = readback
 
     def read(
-        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+        self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
         # One filtered pass with one embedding: every record E could admit (plain records,
         # which carry no lifecycle, and the slot's active certified records in scope) comes

@@ -74,10 +74,12 @@ def is_canonical(value_type: str, value: str) -> bool:
     """Whether `value` is written in the canonical form of `value_type`."""
     if value_type == "time":
         m = _TIME_RE.match(value)
-        return bool(m) and len(m.group(1)) == 2 and int(m.group(1)) < 24 and int(m.group(2)) < 60
+        return (
+            m is not None and len(m.group(1)) == 2 and int(m.group(1)) < 24 and int(m.group(2)) < 60
+        )
     if value_type == "date":
         m = _DATE_RE.match(value)
-        return bool(m) and 1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31
+        return m is not None and 1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31
     if value_type == "number":
         return bool(_NUMBER_RE.match(value))
     if value_type == "money":

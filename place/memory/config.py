@@ -7,7 +7,7 @@ Two things must exist once per process, not once per store:
   ``client`` instance and its ``Qdrant`` vector store then uses it as is, so every store's
   config carries the one shared client;
 * the embedder: mem0 builds one embedder per ``Memory`` (loading MiniLM each time). The
-  backend builds one mem0 embedder and hands it to every ``Memory`` (see ``store.py``).
+  backend builds one mem0 embedder and hands it to every ``Memory`` (see ``backend.py``).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ The sequence position ``n`` lives in the store's own history database (table
 pre-unit snapshot a resumed run rolls back to) continues from where its source was, and a
 resumed run draws the same ids as an uninterrupted one.
 
-This is one of the places that reach into Mem0's internals (its module-level ``uuid``
-imports in ``mem0.memory.main`` and ``mem0.memory.storage``); the shim falls back to
-``uuid.uuid4`` whenever no store is drawing, so Mem0 behaves as usual outside a write.
+Mem0's draws are routed through a shim by :func:`place.memory.mem0_compat.route_mem0_uuid`
+(its module-level ``uuid`` imports in ``mem0.memory.main`` and ``mem0.memory.storage``); the
+shim falls back to ``uuid.uuid4`` whenever no store is drawing, so Mem0 behaves as usual
+outside a write.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
+from place.memory import mem0_compat
+
 TABLE = "place_id_sequence"
 
 
@@ -34,17 +37,18 @@ class IdSequence:
     """The id sequence of one store, persisted in its history database."""
 
     def __init__(self, connection: sqlite3.Connection, lock: Any, seed: int, name: str) -> None:
+        # The history DB's connection and the lock Mem0 holds around every use of it.
         self._conn = connection
-        self._lock = lock
+        self._history_lock = lock
         self._prefix = f"{seed}:{name}:".encode()
-        with self._lock:
+        with self._history_lock:
             self._conn.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (next INTEGER NOT NULL)")
             if self._conn.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0] == 0:
                 self._conn.execute(f"INSERT INTO {TABLE} (next) VALUES (0)")
             self._conn.commit()
 
     def position(self) -> int:
-        with self._lock:
+        with self._history_lock:
             return int(self._conn.execute(f"SELECT next FROM {TABLE}").fetchone()[0])
 
     def draw(self) -> uuid.UUID:
@@ -77,12 +81,7 @@ _SHIM.uuid4 = _uuid4
 
 def install() -> None:
     """Route Mem0's ``uuid.uuid4()`` through the shim (idempotent)."""
-    from mem0.memory import main as mem0_main
-    from mem0.memory import storage as mem0_storage
-
-    for module in (mem0_main, mem0_storage):
-        if module.uuid is not _SHIM:
-            module.uuid = _SHIM
+    mem0_compat.route_mem0_uuid(_SHIM)
 
 
 @contextmanager

@@ -7,14 +7,16 @@ into its own namespace (``from mem0.memory.telemetry import MEM0_TELEMETRY``). S
 variable must be in ``os.environ`` before the first ``import mem0``: this module is imported
 first by ``place.memory`` and sets it. If mem0 was imported earlier with telemetry on, the
 flags are forced off in both modules and the PostHog client is shut down (no event is sent:
-PostHog only sends from ``capture``, and every ``capture_event`` returns early when off).
+PostHog only sends from ``capture``, and every ``capture_event`` returns early when off);
+that reach into mem0's modules is in place/memory/mem0_compat.py.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
+
+from place.memory import mem0_compat
 
 _log = logging.getLogger(__name__)
 
@@ -32,34 +34,18 @@ def disable_telemetry() -> None:
     """Set the offline/telemetry-off environment and neutralize an already imported mem0."""
     for key, value in OFFLINE_ENV.items():
         os.environ[key] = value
-    tele = sys.modules.get("mem0.memory.telemetry")
-    if tele is None or getattr(tele, "MEM0_TELEMETRY", False) is False:
+    if not mem0_compat.mem0_telemetry_was_on():
         return
     # mem0 was imported before us with telemetry on: switch it off where it is read.
     _log.warning("mem0 was imported before place.memory; forcing its telemetry off")
-    tele.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
-    main = sys.modules.get("mem0.memory.main")
-    if main is not None:
-        main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
-    client = getattr(tele, "client_telemetry", None)
-    if client is not None:
-        client.close()
+    mem0_compat.switch_mem0_telemetry_off()
 
 
 def telemetry_is_off() -> bool:
     """True when mem0 (if imported) has telemetry off and holds no PostHog client."""
     if os.environ.get("MEM0_TELEMETRY", "").lower() not in ("false", "0", "no"):
         return False
-    tele = sys.modules.get("mem0.memory.telemetry")
-    if tele is None:
-        return True
-    main = sys.modules.get("mem0.memory.main")
-    return (
-        tele.MEM0_TELEMETRY is False
-        and (main is None or main.MEM0_TELEMETRY is False)
-        and getattr(tele.client_telemetry, "posthog", None) is None
-        and getattr(tele, "_oss_telemetry_instance", None) is None
-    )
+    return mem0_compat.mem0_telemetry_is_off()
 
 
 disable_telemetry()

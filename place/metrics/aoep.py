@@ -66,7 +66,9 @@ class _Condition:
         self.name = condition
         self.producer = design.producer_of(condition)
         self.checkpoints = [c for c in records.checkpoints if c.condition == condition]
-        self.world_a = {(c.turn, c.checkpoint): c for c in self.checkpoints if c.world == "a"}
+        self.world_a: dict[tuple[str, str], CheckpointRecord] = {
+            (c.turn, c.checkpoint): c for c in self.checkpoints if c.world == "a"
+        }
         self.queries = [q for q in records.queries if q.condition == condition]
         self.probes = [p for p in records.probes if p.condition == condition]
         self.residue: dict[str, list[str]] = defaultdict(list)
@@ -83,7 +85,7 @@ class _Condition:
         for record in self.checkpoints:
             if record.world != "a" or record.checkpoint != "post-update":
                 continue
-            before = self.world_a.get(tuple(record.previous)) if record.previous else None
+            before = self.world_a.get(record.previous) if record.previous else None
             for t in record.transitions:
                 if t.kind not in TRANSITION_KINDS and t.kind != "forget":
                     continue
@@ -159,7 +161,7 @@ class _Condition:
             for f in c.observed:
                 if (f[1], f[2]) in untrusted and tuple(f[:4]) not in reference:
                     where = f"{c.turn} ({c.checkpoint}, world {c.world})"
-                    problems[(f[1], f[2])].append(f"{where} holds {list(f[:4])}")  # type: ignore[index]
+                    problems[(f[1], f[2])].append(f"{where} holds {list(f[:4])}")
         for (predicate, value), found in sorted(problems.items()):
             yield self.item("invariant", "promotion", f"{predicate}={value}", sorted(set(found)))
 

@@ -9,6 +9,7 @@ utility contrasts (SupportCost, ExposureGap) resample probes jointly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -67,8 +68,8 @@ def leakage_drop(
     """LR(left) - LR(right) over the pairs counted in both (paper: CSS - PLACE)."""
     a, b = leakage_pairs(queries, left), leakage_pairs(queries, right)
     both = sorted(q for q in a if a[q] is not None and b.get(q) is not None)
-    x = np.array([float(a[q]) for q in both])
-    y = np.array([float(b[q]) for q in both])
+    x = np.array([float(bool(a[q])) for q in both])
+    y = np.array([float(bool(b[q])) for q in both])
     return pair_bootstrap(x, y, seed, resamples)
 
 
@@ -162,6 +163,11 @@ def joint_gain(m: Mapping[str, np.ndarray]) -> np.ndarray:
     return m["PLACE"] - m["Native"]
 
 
+def _gain(m: Mapping[str, np.ndarray], over: str) -> np.ndarray:
+    """CSS's per-conversation values minus those of the row `over` (StateGain_<producer>)."""
+    return m["CSS"] - m[over]
+
+
 def interaction_gain(m: Mapping[str, np.ndarray]) -> np.ndarray:
     return (m["PLACE"] - m["CSS"]) - (m["QASC"] - m["Native"])
 
@@ -202,7 +208,7 @@ def longitudinal_effects(
         row = design.condition_name(producer, "native")
         if design.has("CSS", row):
             out[f"StateGain_{display(producer)}"] = block_effect(
-                state, lambda m, row=row: m["CSS"] - m[row], seed, resamples
+                state, functools.partial(_gain, over=row), seed, resamples
             )
     return out
 

@@ -17,9 +17,9 @@ from place.records import (
 )
 
 
-def _facts(rows: Iterable[Sequence[str | None]]) -> frozenset[tuple[str, ...]]:
+def _facts(rows: Iterable[Sequence[str | None]]) -> frozenset[tuple[str | None, ...]]:
     """Distinct (entity, predicate, value, scope) facts; a window, if present, is dropped."""
-    return frozenset(tuple(r[:4]) for r in rows)  # type: ignore[misc]
+    return frozenset(tuple(r[:4]) for r in rows)
 
 
 def mean(values: Sequence[float]) -> float:

@@ -13,10 +13,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from place.eligibility import Interpretation
-from place.governance.authorizer import ReadableStore, ReadDecision
+from place.governance.authorizer import ReadDecision
 from place.policies.registry import PolicyContext, register_policy
+
+if TYPE_CHECKING:
+    from place.memory.item import ReadOnlyStore as ReadableStore
 
 WRITTEN_ON = "written_on"
 """Metadata key every producer sets: the trajectory date the record was written on."""

@@ -8,11 +8,15 @@ with QASC measures what "authorization precedes truncation" buys.
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from place.eligibility import Interpretation
-from place.governance.authorizer import ReadableStore, ReadDecision
+from place.governance.authorizer import ReadDecision
 from place.policies.registry import PolicyContext, register_policy
 from place.readback import Readback
+
+if TYPE_CHECKING:
+    from place.memory.item import ReadOnlyStore as ReadableStore
 
 
 class PosthocRead:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from place.eligibility import Interpretation
-from place.governance.authorizer import ReadableStore, ReadDecision
+from place.governance.authorizer import ReadDecision
 from place.readback import Readback
+
+if TYPE_CHECKING:
+    from place.memory.item import ReadOnlyStore as ReadableStore
 
 
 class ReadPolicy(Protocol):

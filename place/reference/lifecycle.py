@@ -16,7 +16,7 @@ from place.eligibility import expired
 from place.trajectory.model import Event, Fact, Schema, Slot
 
 Status = Literal["active", "superseded", "corrected", "retracted"]
-STATUSES: tuple[str, ...] = ("active", "superseded", "corrected", "retracted")
+STATUSES: tuple[Status, ...] = ("active", "superseded", "corrected", "retracted")
 
 
 @dataclass(frozen=True)

@@ -138,13 +138,13 @@ class _Replayer:
                 continue
             after = {r.value for r in state.live_records(day) if r.slot == slot}
             one = self.trajectory.schema.predicates[event.predicate].cardinality == "one"
-            kind = event.op
+            kind: TransitionKind = event.op
             if event.op == "assert" and one and before - {event.value}:
                 kind = "supersede"
             out.append(
                 EventTransition(
                     event=event.id,
-                    kind=kind,  # type: ignore[arg-type]
+                    kind=kind,
                     entity=event.entity,
                     predicate=event.predicate,
                     scope=event.scope,

@@ -1,10 +1,29 @@
-"""Validation rules that need the replay: lifecycle legality, golds, pair irrelevance."""
+"""Validation rules that need the replay (lifecycle legality, golds, pair irrelevance), and
+`load_trajectory`, the checked load every command uses: the structure first
+(`place.trajectory.loader`), then these rules, which assume a well-formed trajectory.
+
+The composition lives here, not in the trajectory layer, so that `place.trajectory` never
+depends on the reference semantics built on top of it.
+"""
 
 from __future__ import annotations
 
-from place.errors import Problem
+from pathlib import Path
+
+from place.errors import InputError, Problem
 from place.reference.replay import Reference, replay
+from place.trajectory.loader import load_structure
 from place.trajectory.model import Trajectory
+
+
+def load_trajectory(path: str | Path) -> Trajectory:
+    """Read and fully validate the trajectory at `path`; raise InputError listing every
+    problem found otherwise. The replay's rules run only once the structure is sound."""
+    trajectory, locate = load_structure(path)
+    problems = semantic_problems(trajectory)
+    if problems:
+        raise InputError(problems=[locate(p) for p in problems])
+    return trajectory
 
 
 def _fmt(values: tuple[str, ...]) -> str:

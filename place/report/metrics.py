@@ -84,9 +84,9 @@ class BlockEffect(_Part):
 
     estimate: float | None
     """Point estimate."""
-    interval: list[float] | None
+    interval: list[float | None] | None
     """95 % percentile interval [low, high]; None when undefined."""
-    loco_range: list[float] | None
+    loco_range: list[float | None] | None
     """[min, max] of the estimate leaving one conversation out."""
 
 
@@ -95,7 +95,7 @@ class PairEffect(_Part):
 
     estimate: float | None
     """Point estimate."""
-    interval: list[float] | None
+    interval: list[float | None] | None
     """95 % percentile interval [low, high]; None when undefined."""
     n: int
     """Number of pairs."""
@@ -127,7 +127,9 @@ class MetricsDocument(_Part):
     """metrics.json: a run's endpoints, effects, factorization and AOEP scorecard."""
 
     # `schema` is a (deprecated) BaseModel method, so the field is `schema_` aliased.
-    schema_: Literal["place-metrics/2", "place-metrics/3"] = Field(METRICS_SCHEMA, alias="schema")
+    schema_: Literal["place-metrics/2", "place-metrics/3"] = Field(
+        "place-metrics/3", alias="schema"
+    )
     """Layout version (`METRICS_SCHEMA`)."""
     trajectory: dict[str, Any]
     """The manifest header's trajectory: id, sha256, path (and `generated` for a generated one)."""
@@ -163,7 +165,7 @@ def _round(x: float | None) -> float | None:
     return None if x is None or x != x else round(float(x), 6)
 
 
-def _interval(iv: tuple[float, float] | None) -> list[float] | None:
+def _interval(iv: tuple[float, float] | None) -> list[float | None] | None:
     return None if iv is None else [_round(iv[0]), _round(iv[1])]
 
 

@@ -17,7 +17,7 @@ from place.report.metrics import MetricsDocument
 from place.trajectory.model import FAMILIES
 
 COLORS = {"Native": "#7f7f7f", "CSS": "#1f77b4", "QASC": "#ff7f0e", "PLACE": "#2ca02c"}
-_EXTRA = plt.get_cmap("tab20").colors
+_EXTRA = plt.get_cmap("tab20").colors  # type: ignore[attr-defined]  # reason: a ListedColormap; the stub types it as the Colormap base
 
 
 def color(condition: str, conditions: list[str]) -> Any:
@@ -66,6 +66,8 @@ def effects_with_intervals(metrics: MetricsDocument, path: Path) -> None:
             ax.text(0, i, "  not estimable (no counted pairs)", va="center", fontsize=8)
             continue
         lo, hi = e.interval or (e.estimate, e.estimate)
+        lo = e.estimate if lo is None else lo  # an undefined bound draws no whisker
+        hi = e.estimate if hi is None else hi
         ax.errorbar(
             e.estimate,
             i,

@@ -116,10 +116,10 @@ def collect(dirs: Iterable[str | Path]) -> list[Path]:
     directory whose immediate subdirectories are run directories. Every run must be
     complete, all must share the design's conditions and the model name, and no trajectory
     (sha256) may occur twice."""
-    dirs = [Path(d) for d in dirs]
-    if not dirs:
+    paths = [Path(d) for d in dirs]
+    if not paths:
         raise PlaceError(f"no directory given; each DIR must be {ALLOWED}")
-    runs = sorted({p.resolve() for d in dirs for p in _runs_in(d)}, key=_natural)
+    runs = sorted({p.resolve() for d in paths for p in _runs_in(d)}, key=_natural)
     first: tuple[Path, tuple[str, ...], str] | None = None
     seen: dict[str, Path] = {}
     for run in runs:
@@ -344,8 +344,9 @@ def header_line(docs: Sequence[MetricsDocument]) -> str:
     conditions = check_docs(docs)
     generated = [d.trajectory.get("generated") for d in docs]
     if all(generated):
-        kinds = sorted({f"design {g['design']}, filler {g['filler']}" for g in generated})
-        seeds = ", ".join(str(g["seed"]) for g in generated)
+        drawn = [g for g in generated if g]
+        kinds = sorted({f"design {g['design']}, filler {g['filler']}" for g in drawn})
+        seeds = ", ".join(str(g["seed"]) for g in drawn)
         origin = f"generated ({'; '.join(kinds)}), seeds {seeds}"
     else:
         origin = ", ".join(_label(d) for d in docs)

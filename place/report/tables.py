@@ -60,8 +60,10 @@ def fmt(x: float | None) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
-def fmt_interval(iv: Sequence[float] | None) -> str:
-    return "–" if iv is None else f"[{iv[0]:.3f}, {iv[1]:.3f}]"
+def fmt_interval(iv: Sequence[float | None] | None) -> str:
+    if iv is None or iv[0] is None or iv[1] is None:
+        return "–"
+    return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
 def _label(metrics: MetricsDocument) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from hydra.errors import CompactHydraException
 
@@ -22,6 +22,19 @@ CONFIG_NAME = "config"
 EXIT_USAGE = 2
 EXIT_INVALID = 3
 """The run finished and its records are kept, but it is invalid (factorization check failed)."""
+
+
+class Reported(Protocol):
+    """What the runner reads back from a run's report: the factorization check."""
+
+    @property
+    def factorization(self) -> Any: ...
+
+
+Reporter = Callable[[Path, bool], Reported]
+"""(run directory, show the paper's values) -> the metrics document, once written. The
+runner sits below the report layer, so `place.cli` passes `place.report.report.write_report`
+in rather than the runner importing it."""
 
 
 class SweepJobFailed(CompactHydraException):
@@ -48,7 +61,7 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from place.runner.checks import ConfigProblems, check_config
+    from place.runner.checks import ConfigProblems, check_config, composition_problem
     from place.runner.config import register_configs
 
     register_configs()
@@ -59,12 +72,24 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
     found: dict[str, list[int]] = {}  # problem -> the jobs that have it
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         for num, overrides in enumerate(jobs):
-            try:
-                cfg = compose(CONFIG_NAME, overrides=overrides)
-                OmegaConf.resolve(cfg)
-                problems = check_config(cfg)[1]
-            except (HydraException, OmegaConfBaseException, ValueError) as exc:
-                cfg, problems = None, [f"bad configuration: {exc}"]
+            problems: list[str] = []
+            remaining = list(overrides)
+            while True:
+                try:
+                    cfg = compose(CONFIG_NAME, overrides=remaining)
+                    OmegaConf.resolve(cfg)
+                    problems += check_config(cfg)[1]
+                except (HydraException, OmegaConfBaseException, ValueError) as exc:
+                    problem, key = composition_problem(exc)
+                    problems.append(problem)
+                    # An override an enum-typed key refused: drop it and compose again, so
+                    # the job's other problems are reported with it (not one per attempt).
+                    kept = [o for o in remaining if key is None or o.split("=", 1)[0] != key]
+                    if len(kept) < len(remaining):
+                        remaining = kept
+                        continue
+                    cfg = None
+                break
             configs.append(cfg)
             for problem in problems:
                 found.setdefault(problem, []).append(num)
@@ -147,7 +172,7 @@ def resolve_path(path: str) -> str:
     return path if os.path.isabs(path) else str(Path(os.getcwd(), path))
 
 
-def run_main(argv: Sequence[str]) -> int:
+def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
     """Entry point of `place run`; returns the process exit code. With `--check`: run the
     checks (and the Ollama preflight), print one summary line and exit, creating nothing."""
     checking = "--check" in argv
@@ -176,10 +201,11 @@ def run_main(argv: Sequence[str]) -> int:
     @hydra.main(config_path=str(CONFIG_DIR), config_name=CONFIG_NAME, version_base=None)
     def _task(cfg: Any) -> None:
         from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         try:
-            metrics = run_experiment(cfg, run_dir)
+            metrics = run_experiment(cfg, run_dir, report)
             fact = metrics.factorization
             if not fact.ok:
                 print(
@@ -189,12 +215,12 @@ def run_main(argv: Sequence[str]) -> int:
                     file=sys.stderr,
                 )
                 outcome["code"] = EXIT_INVALID
-                if HydraConfig.get().mode.name == "MULTIRUN":
+                if HydraConfig.get().mode == RunMode.MULTIRUN:
                     raise SweepJobFailed(f"place run: sweep job {run_dir} is invalid")
         except PlaceError as exc:
             print(f"place run: error: {exc}", file=sys.stderr)
             outcome["code"] = EXIT_USAGE
-            if HydraConfig.get().mode.name == "MULTIRUN":  # the job may run in another process
+            if HydraConfig.get().mode == RunMode.MULTIRUN:  # the job may run in another process
                 raise SweepJobFailed(f"place run: error: sweep job {run_dir} failed") from None
 
     saved = sys.argv
@@ -206,8 +232,11 @@ def run_main(argv: Sequence[str]) -> int:
     return outcome["code"]
 
 
-def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
-    """Run (or resume) one job into `run_dir`; returns the metrics document."""
+def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported:
+    """Run (or resume) one job into `run_dir`, then hand it to `report` (metrics, tables,
+    plots); returns what `report` returned."""
+    if report is None:
+        raise PlaceError("place run: no reporter given (the CLI passes place.report's)")
     import json
 
     from omegaconf import OmegaConf
@@ -217,19 +246,18 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
     from place.design import make_design
     from place.records import RunRecords, truncated_calls
     from place.reference.replay import replay
-    from place.report.report import write_report
+    from place.reference.validate import load_trajectory
     from place.runner.experiment import Experiment, Sections
     from place.runner.journal import Journal
     from place.runner.manifest import base_manifest
     from place.runner.stack import open_stack
-    from place.trajectory.loader import load_trajectory
 
     started = time.perf_counter()
     traj_path, generated = trajectory_file(cfg.trajectory, run_dir)
     trajectory = load_trajectory(traj_path)
     reference = replay(trajectory)
     design = make_design(cfg.design.name, cfg.design.producers, cfg.design.policies)
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))  # a mapping
     with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
         header = {
             "trajectory": {
@@ -291,7 +319,7 @@ def run_experiment(cfg: Any, run_dir: Path) -> dict[str, Any]:
             experiment.close()
         metrics_started = time.perf_counter()
         stack.set_phase("the report (metrics, tables, plots)")
-        metrics = write_report(run_dir, paper=bool(cfg.paper_values))
+        metrics = report(run_dir, bool(cfg.paper_values))
         timings = stack.timings()
         timings["governance"] = round(experiment.governance_seconds, 3)
         timings["metrics"] = round(time.perf_counter() - metrics_started, 3)

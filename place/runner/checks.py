@@ -29,6 +29,7 @@ import os
 import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
@@ -90,6 +91,8 @@ class SchemaField:
         """What values pass, in words: `an integer >= 1`, `null or one of: a, b`."""
         if self.rules:
             text = " and ".join(r.allowed for r in self.rules)
+        elif isinstance(self.type, type) and issubclass(self.type, Enum):
+            text = "one of: " + ", ".join(m.value for m in self.type)
         else:
             text = {int: "an integer", float: "a number", bool: "true or false"}.get(
                 self.type, "a text"
@@ -127,7 +130,9 @@ def schema_fields(cls: type = RunConfig, prefix: str = "") -> list[SchemaField]:
         if get_origin(hint) is Annotated:
             hint, *rest = get_args(hint)
             meta = tuple(rest)
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        default = (
+            f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[operator]  # reason: a field has a default or a factory; mypy cannot tell which
+        )
         out.append(
             SchemaField(
                 key=key,
@@ -198,6 +203,20 @@ def value_problems(container: dict[str, Any]) -> list[str]:
     return []
 
 
+def composition_problem(exc: BaseException) -> tuple[str, str | None]:
+    """One line for an error Hydra raised while composing, and the key it is about (None
+    when it names none). A value that an enum-typed key (`model.runtime`, `backend.kind`,
+    `cache.mode`, `trajectory.design`) refuses reads like every other refused value
+    (`key=value: must be one of: ...`); anything else is Hydra's own message."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        key = getattr(cause, "full_key", None)
+        if key in fields_by_key() and hasattr(cause, "value"):
+            return _problem(key, cause.value, fields_by_key()[key].allowed), key
+        cause = cause.__cause__ or cause.__context__
+    return f"bad configuration: {exc}", None
+
+
 def _lookup(container: dict[str, Any], key: str) -> Any:
     node: Any = container
     for part in key.split("."):
@@ -262,13 +281,13 @@ def trajectory_problems(cfg: Any) -> tuple[Any, list[str]]:
 
 @functools.lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int, size: int) -> Any:
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     return load_trajectory(path)
 
 
 def _load(path: str) -> Any:
-    from place.trajectory.loader import load_trajectory
+    from place.reference.validate import load_trajectory
 
     try:
         st = os.stat(path)
@@ -411,7 +430,7 @@ def item_texts(trajectory: Any) -> list[str]:
     from place.governance.certifier import render
 
     texts: list[str] = []
-    events = []
+    events: list[Any] = []
     for _, turn in trajectory.turns():
         batch = [turn]
         if turn.query is not None and turn.query.pair_insert:
@@ -423,7 +442,7 @@ def item_texts(trajectory: Any) -> list[str]:
     texts.extend(p.conflict.text for p in trajectory.probes if p.conflict is not None)
     for event in events:
         with contextlib.suppress(KeyError, IndexError, ValueError):
-            texts.append(render(trajectory.schema, event))  # type: ignore[arg-type]
+            texts.append(render(trajectory.schema, event))
     return texts
 
 

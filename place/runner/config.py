@@ -19,13 +19,16 @@ from __future__ import annotations
 import os
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from annotated_types import Ge, Gt, Le
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from place.runtime.registry import RUNTIMES as RUNTIME_BUILDERS
 
 # --- value rules (Annotated metadata) ----------------------------------------------------------
 
@@ -55,18 +58,6 @@ class Rule:
             return value
 
         return core_schema.no_info_after_validator_function(validate, handler(source))
-
-
-class OneOf(Rule):
-    """A closed set of names (kept as `str` for OmegaConf: its Enum nodes match members by
-    Python name, and names like `qdrant-local` are not identifiers)."""
-
-    def __init__(self, *values: str) -> None:
-        self.values = values
-        self.allowed = "one of: " + ", ".join(values)
-
-    def check(self, value: Any) -> bool:
-        return value in self.values
 
 
 class Pattern(Rule):
@@ -161,9 +152,36 @@ class Template(Rule):
 
 # --- the schema -------------------------------------------------------------------------------
 
-RUNTIMES = ("llamacpp", "ollama")
-BACKEND_KINDS = ("qdrant-local", "qdrant-server")
-CACHE_MODES = ("read-write", "replay-only")
+
+def _names(name: str, values: Iterable[str]) -> type[StrEnum]:
+    # Members are named by their values: OmegaConf's Enum nodes accept a member's *name*
+    # from YAML and overrides, and names like `qdrant-local` are not Python identifiers, so
+    # the functional API spells them out. A StrEnum member equals (and prints as) its value.
+    return cast(type[StrEnum], StrEnum(name, {v: v for v in values}))  # functional API
+
+
+if TYPE_CHECKING:  # mypy cannot read enums made by the functional API; all are StrEnums
+    Runtime = StrEnum
+    BackendKind = StrEnum
+    CacheMode = StrEnum
+    GeneratedDesign = StrEnum
+else:
+    Runtime = _names("Runtime", RUNTIME_BUILDERS)
+    """`model.runtime`: the registered LLM runtimes (`place.runtime.registry`)."""
+    BackendKind = _names("BackendKind", ("qdrant-local", "qdrant-server"))
+    """`backend.kind`: embedded Qdrant (local mode) or a Qdrant server."""
+    CacheMode = _names("CacheMode", ("read-write", "replay-only"))
+    """`cache.mode`: serve hits and store misses, or treat a miss as an error."""
+    GeneratedDesign = _names("GeneratedDesign", ("paper", "small"))
+    """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter."""
+RUNTIMES = tuple(str(v) for v in Runtime)
+BACKEND_KINDS = tuple(str(v) for v in BackendKind)
+CACHE_MODES = tuple(str(v) for v in CacheMode)
+# Enum defaults made once (a call in a dataclass default would be evaluated at class creation
+# anyway; naming them keeps the schema readable).
+DEFAULT_BACKEND = BackendKind("qdrant-local")
+DEFAULT_CACHE_MODE = CacheMode("read-write")
+DEFAULT_GENERATED_DESIGN = GeneratedDesign("small")
 MAX_SEED = 2**32 - 2
 """llama.cpp reads seeds as uint32 and 0xFFFFFFFF (-1) as "random"; larger or negative seeds
 would break determinism."""
@@ -177,8 +195,7 @@ class ModelConfig:
         Doc("Label used in run directory names and tables (e.g. smollm2-135m, qwen2.5-7b)."),
     ] = MISSING
     runtime: Annotated[
-        str,
-        OneOf(*RUNTIMES),
+        Runtime,
         Doc("llamacpp: an embedded llama.cpp server child; ollama: a running Ollama server."),
     ] = MISSING
     gguf: (
@@ -254,13 +271,12 @@ class ModelConfig:
 @dataclass
 class BackendConfig:
     kind: Annotated[
-        str,
-        OneOf(*BACKEND_KINDS),
+        BackendKind,
         Doc(
             "qdrant-local: embedded Qdrant in a folder of the run directory; "
             "qdrant-server: a Qdrant server at url."
         ),
-    ] = "qdrant-local"
+    ] = DEFAULT_BACKEND
     url: (
         Annotated[
             str, HttpURL(), Doc("qdrant-server: the server URL (required for qdrant-server).")
@@ -298,10 +314,9 @@ class TrajectoryConfig:
         | None
     ) = None
     design: Annotated[
-        str,
-        OneOf("paper", "small"),
+        GeneratedDesign,
         Doc("Generated trajectories: the paper's design counts, or about a quarter of them."),
-    ] = "small"
+    ] = DEFAULT_GENERATED_DESIGN
     filler: Annotated[
         int,
         Ge(0),
@@ -371,13 +386,12 @@ class AnswerConfig:
 @dataclass
 class CacheConfig:
     mode: Annotated[
-        str,
-        OneOf(*CACHE_MODES),
+        CacheMode,
         Doc(
             "LLM call cache: read-write (serve hits, store misses), or replay-only (a miss is "
             "an error)."
         ),
-    ] = "read-write"
+    ] = DEFAULT_CACHE_MODE
     path: (
         Annotated[
             str,

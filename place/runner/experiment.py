@@ -43,7 +43,7 @@ from place.records import (
 )
 from place.reference.lifecycle import FactRecord
 from place.reference.provenance import Provenance
-from place.reference.replay import EventTransition, Reference
+from place.reference.replay import CheckpointKind, EventTransition, Reference
 from place.runner import closed_loop, residue, snapshots
 from place.runner.journal import Journal
 from place.runner.plan import Unit, build_plan
@@ -276,7 +276,7 @@ class Experiment:
                 StepRecord(
                     step=step,
                     producer=producer,
-                    world=world,  # type: ignore[arg-type]
+                    world=world,
                     turns=[t.id for t in turns],
                     operations=done.operations,
                     failures=done.failures,
@@ -288,7 +288,7 @@ class Experiment:
     def _checkpoint(
         self,
         turn_id: str,
-        kind: str,
+        kind: CheckpointKind,
         conv: Conversation,
         *,
         world: str = "a",
@@ -321,17 +321,17 @@ class Experiment:
                 self.journal.append(
                     CheckpointRecord(
                         turn=turn_id,
-                        checkpoint=kind,  # type: ignore[arg-type]
+                        checkpoint=kind,
                         conversation=conv.id,
                         date=conv.date.isoformat(),
-                        condition=condition,  # type: ignore[arg-type]
-                        world=world,  # type: ignore[arg-type]
+                        condition=condition,
+                        world=world,
                         query=query,
                         observed=windowed_list(observed),
                         reference=expected,
                         transitions=transitions,
                         previous=previous,
-                        untrusted=untrusted,  # type: ignore[arg-type]
+                        untrusted=untrusted,
                     )
                 )
 
@@ -353,7 +353,7 @@ class Experiment:
     def _read(
         self, store: Any, policy: str, question: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
-        from place.memory.store import read_only_view
+        from place.memory.view import read_only_view
 
         started = time.perf_counter()
         decision = self.policies[policy].read(read_only_view(store), question, tau, day)
@@ -448,7 +448,7 @@ class Experiment:
                             forgotten=self.provenance.at(
                                 turn.id,
                                 after=False,
-                                inserted=query.pair_insert if world == "b" else (),
+                                inserted=(query.pair_insert or ()) if world == "b" else (),
                             ).forgotten_facts(),
                         )
         finally:
@@ -527,7 +527,7 @@ class Experiment:
         for probe in probes:
             tau = self.probe_refs[probe.id].tau
             for row, conditions in self.rows.items():
-                clean = {
+                clean_reads = {
                     c: self._probe_read(self.stores[row], c, probe, tau, conv) for c in conditions
                 }
                 injected: dict[str, ProbeRead | None] = dict.fromkeys(conditions)
@@ -542,7 +542,7 @@ class Experiment:
                             )
                     finally:
                         copy.drop()
-                planned += [(probe, c, clean[c], injected[c]) for c in conditions]
+                planned += [(probe, c, clean_reads[c], injected[c]) for c in conditions]
         forgotten = {
             p.id: self.provenance.at(p.after, after=True).forgotten_facts() for p in probes
         }
@@ -570,7 +570,7 @@ class Experiment:
                     after=probe.after,
                     conversation=conv.id,
                     family=probe.family,
-                    condition=condition,  # type: ignore[arg-type]
+                    condition=condition,
                     tau=tau_tuple(pref.tau),
                     question=probe.text,
                     clean=clean,
@@ -578,7 +578,7 @@ class Experiment:
                     gold=sorted(probe.gold),
                     authorized=fact_list(pref.support.facts),
                     conflict_value=probe.conflict.value if probe.conflict else None,
-                    forgotten=forgotten[probe.id],  # type: ignore[arg-type]
+                    forgotten=forgotten[probe.id],
                 )
             )
 
@@ -611,9 +611,9 @@ class Experiment:
                 ForgetRecord(
                     event=event.id,
                     producer=producer,
-                    check=check,  # type: ignore[arg-type]
+                    check=check,
                     slot=tuple(event.slot),
-                    values=values,  # type: ignore[arg-type]
+                    values=values,
                     residue=residue.residue(store, event, values, self.lexicon, self.traj.principal)
                     if values
                     else [],

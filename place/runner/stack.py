@@ -11,53 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from place.errors import PlaceError
-from place.runtime.base import (
-    LLMRuntime,
-    ModelIdentity,
-    RetryPolicy,
-    RuntimeUnavailable,
-)
+from place.runtime.base import LLMRuntime, ModelIdentity, RuntimeUnavailable
 from place.runtime.cache import CachedChatModel, LLMCallCache
+from place.runtime.registry import build_runtime
 from place.timing import PhaseTimer
 
-CACHE_MODES = ("read-write", "replay-only")
-
-
-def build_runtime(model: Any, run_dir: Path) -> LLMRuntime:
-    retry = RetryPolicy(attempts=int(model.retries))
-    if model.runtime == "llamacpp":
-        from place.runtime.llamacpp import LlamaCppRuntime
-
-        return LlamaCppRuntime(
-            model.gguf,
-            n_ctx=int(model.n_ctx),
-            max_tokens=int(model.max_tokens),
-            seed=int(model.seed),
-            timeout=float(model.timeout_s),
-            n_threads=model.n_threads,
-            log_dir=run_dir / "logs",
-            retry=retry,
-        )
-    if model.runtime == "ollama":
-        from place.runtime.ollama import OllamaRuntime
-
-        if not model.ollama_model:
-            raise PlaceError(
-                f"model {model.name}: runtime ollama needs ollama_model (e.g. qwen2.5:7b)"
-            )
-        return OllamaRuntime(
-            model.ollama_model,
-            model.ollama_embedder,
-            model.base_url,
-            max_tokens=int(model.max_tokens),
-            seed=int(model.seed),
-            num_ctx=int(model.n_ctx),
-            timeout=float(model.timeout_s),
-            retry=retry,
-        )
-    raise PlaceError(
-        f"model {model.name}: unknown runtime {model.runtime!r}; allowed: llamacpp, ollama"
-    )
+# Re-exported: the runner, doctor and tests build runtimes through the registry.
+__all__ = ["Stack", "build_runtime", "is_disk_full", "open_stack"]
 
 
 @dataclass
@@ -102,12 +62,10 @@ def is_disk_full(exc: BaseException) -> bool:
 @contextmanager
 def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
     from place.governance.authorizer import ELIGIBILITY_INDEXES
-    from place.memory.store import Backend
+    from place.memory.backend import Backend
     from place.runtime.mem0_llm import install_cache
 
-    mode = str(cfg.cache.mode)
-    if mode not in CACHE_MODES:
-        raise PlaceError(f"cache.mode={mode!r}; allowed: {', '.join(CACHE_MODES)}")
+    mode = str(cfg.cache.mode)  # a CacheMode: Hydra refused anything else while composing
     cache_path = Path(cfg.cache.path) if cfg.cache.path else run_dir / "llm_cache.sqlite"
     runtime = build_runtime(cfg.model, run_dir)
     timer = PhaseTimer()

@@ -230,6 +230,7 @@ def call_with_retries(
     The default `retry_on` is httpx's TransportError: connect/read/write errors, resets,
     protocol errors and timeouts. Anything else propagates immediately.
     """
+
     def log_retry(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         log.warning(

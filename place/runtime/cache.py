@@ -136,6 +136,7 @@ class LLMCallCache:
                 return _stored(row)
             if leader is not None:
                 break
+            assert waiting is not None  # no leader made here: another caller's call is in flight
             waiting.wait()  # then look again: stored, or the first caller failed (call anew)
         try:
             if self.mode == "replay-only":

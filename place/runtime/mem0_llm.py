@@ -78,7 +78,7 @@ class RuntimeMem0LLM(LLMBase):
             self.chat.complete(messages, response_format=response_format, max_tokens=max_tokens)
         )
 
-    def generate_response(  # type: ignore[override]
+    def generate_response(
         self,
         messages: list[dict[str, Any]],
         response_format: Any = None,
@@ -126,7 +126,7 @@ class CachingMem0LLM(LLMBase):
     def _config_params(self) -> dict[str, Any]:
         return {f: getattr(self.config, f, None) for f in _GENERATION_FIELDS}
 
-    def generate_response(  # type: ignore[override]
+    def generate_response(
         self,
         messages: list[dict[str, Any]],
         response_format: Any = None,

@@ -56,7 +56,7 @@ def _default_num_ctx(show: Mapping[str, Any]) -> int | None:
 
 
 def _wants_json(response_format: dict[str, Any] | None) -> bool:
-    return bool(response_format) and response_format.get("type") in {  # type: ignore[union-attr]
+    return response_format is not None and response_format.get("type") in {
         "json_object",
         "json_schema",
         "json",

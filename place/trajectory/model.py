@@ -2,36 +2,32 @@
 
 Everything here is immutable: a loaded trajectory is the prespecified input of every
 condition, so nothing downstream may alter it. The loader (`place.trajectory.loader`) is
-the only way to build one from a file; tests may build them directly.
+the only way to build one from a file (via the file format's pydantic models in
+`place.trajectory.document`); tests may build them directly.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, get_args
 
-FORMAT = "place-trajectory/1"
-GLOBAL_SCOPE = "global"
-
+# The format's enumerations, stated once: the file format (`place.trajectory.document`)
+# validates against these Literals and the tuples below are derived from them.
+Format = Literal["place-trajectory/1"]
 ValueType = Literal["time", "date", "number", "money", "enum"]
 Cardinality = Literal["one", "many"]
 Op = Literal["assert", "correct", "retract", "forget"]
 Role = Literal["user", "assistant", "tool"]
 Family = Literal["supersession", "correction", "deletion", "scope", "temporal", "provenance"]
 
-VALUE_TYPES: tuple[str, ...] = ("time", "date", "number", "money", "enum")
-CARDINALITIES: tuple[str, ...] = ("one", "many")
-OPS: tuple[str, ...] = ("assert", "correct", "retract", "forget")
-ROLES: tuple[str, ...] = ("user", "assistant", "tool")
-FAMILIES: tuple[str, ...] = (
-    "supersession",
-    "correction",
-    "deletion",
-    "scope",
-    "temporal",
-    "provenance",
-)
+FORMAT: Final[str] = get_args(Format)[0]
+GLOBAL_SCOPE = "global"
+VALUE_TYPES: tuple[str, ...] = get_args(ValueType)
+CARDINALITIES: tuple[str, ...] = get_args(Cardinality)
+OPS: tuple[str, ...] = get_args(Op)
+ROLES: tuple[str, ...] = get_args(Role)
+FAMILIES: tuple[str, ...] = get_args(Family)
 
 
 class Fact(NamedTuple):

@@ -129,6 +129,7 @@ class FakeOllamaServer:
     def url(self) -> str:
         """Base URL, e.g. http://127.0.0.1:PORT."""
         host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host  # typeshed allows bytes
         return f"http://{host}:{port}"
 
     def bodies(self, path: str) -> list[Any]:

@@ -1,0 +1,900 @@
+"""The `place-trajectory/1` file format as pydantic models: the one statement of its keys.
+
+The fields below are the format's keys (in the order messages list them), their types and
+patterns; the enumerations are the Literals of `place.trajectory.model`. Validators state
+the rules that tie parts of a file together: references to declared entities, predicates
+and scopes, unique ids, which keys a turn or an event may carry, canonical values. They
+raise `place` errors carrying the finished message and whether the position to show is the
+key's or the value's; `place.trajectory.loader` maps every pydantic error to a `Problem`
+with an id path, line and column, and words plain type errors itself.
+`trajectories/FORMAT.md` documents the same keys (checked by `tests/test_format_doc.py`).
+
+`parse` validates with a context holding what the schema declares (`Refs`, read leniently
+first, so one broken declaration does not hide problems elsewhere) and the ids seen so far
+(pydantic validates fields and list items in order, so that is "written earlier").
+A valid document becomes the immutable in-memory model with `to_trajectory`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+import string
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
+
+from annotated_types import MinLen
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic import Strict as StrictType
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from place.trajectory.model import (
+    GLOBAL_SCOPE,
+    Cardinality,
+    Conflict,
+    Conversation,
+    Entity,
+    Event,
+    Family,
+    Format,
+    Op,
+    Predicate,
+    Probe,
+    Query,
+    Role,
+    Schema,
+    Scope,
+    Trajectory,
+    Turn,
+    ValueType,
+)
+
+# Ids of schema items, conversations, turns, queries and probes. `#` and `~` are excluded
+# because derived ids use them (`c1-004#1`, `c1-004~b1`) and must never collide.
+ITEM_ID = r"[A-Za-z0-9][A-Za-z0-9_.:-]*"
+TRAJECTORY_ID = r"[a-z0-9][a-z0-9_.-]*"
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_CANONICAL = {
+    "time": re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]"),
+    "date": DATE,
+    "number": re.compile(r"-?[0-9]+(\.[0-9]+)?"),
+    "money": re.compile(r"[0-9]+(\.[0-9]+)? [A-Z]{3}"),
+    "enum": re.compile(r".*\S.*", re.DOTALL),
+}
+CANONICAL_FORMS = {
+    "time": "HH:MM on a 24-hour clock, e.g. '07:15'",
+    "date": "YYYY-MM-DD naming a real date, e.g. '2026-03-14'",
+    "number": "a decimal string, e.g. '3' or '2.5'",
+    "money": "'<amount> <ISO 4217 code>', e.g. '1200 EUR'",
+    "enum": "any non-empty string",
+}
+TEMPLATE_FIELDS = ("entity_name", "value", "scope")
+_MAX_LISTED = 12
+
+
+def _iso_date(value: Any) -> Any:
+    """ISO text naming a date becomes that date (a non-date of that shape fails here, as a
+    ValueError); YAML's own dates pass; anything else fails the strict date type."""
+    if isinstance(value, str) and DATE.fullmatch(value):
+        return dt.date.fromisoformat(value)
+    if isinstance(value, dt.datetime):
+        raise ValueError("a timestamp is not a date")
+    return value
+
+
+def _iso_key(value: Any) -> Any:
+    """A date predicate's canonical value may be written as an unquoted YAML date."""
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    return value
+
+
+def _iso_value(value: Any, info: ValidationInfo) -> Any:
+    """An unquoted YAML date (or timestamp) written as a value stands for its ISO text,
+    unless the value's predicate is known to take no dates (then it is reported)."""
+    sound = _sound(info)
+    if isinstance(value, dt.date) and (sound is None or sound[1].type == "date"):
+        return value.isoformat()
+    return value
+
+
+def _not_global(scope: str) -> str:
+    if scope == GLOBAL_SCOPE:
+        raise problem(
+            "scope 'global' always exists implicitly and may not be declared; "
+            "remove it from schema.scopes",
+            at="key",
+        )
+    return scope
+
+
+# "Non-empty" is "not blank": the pattern is searched, not matched.
+Text = Annotated[str, StringConstraints(pattern=r"\S")]
+ItemId = Annotated[str, StringConstraints(pattern=f"^{ITEM_ID}$")]
+TrajectoryId = Annotated[str, StringConstraints(pattern=f"^{TRAJECTORY_ID}$")]
+ScopeId = Annotated[ItemId, AfterValidator(_not_global)]
+# Strict: pydantic would otherwise read numbers as Unix timestamps.
+Date = Annotated[dt.date, StrictType(), BeforeValidator(_iso_date)]
+
+
+class _Domain:
+    """Marks a value of a predicate's closed domain: validators check it against the domain
+    of the predicate it belongs to or, when that declaration is broken, that it is not blank."""
+
+
+DOMAIN = _Domain()
+Canonical = Annotated[str, BeforeValidator(_iso_value), DOMAIN]
+
+
+class _Refused:
+    """Marks a key that is declared only to be refused with a specific reason."""
+
+
+REFUSED = _Refused()
+
+
+def format_keys(model: type[BaseModel]) -> tuple[str, ...]:
+    """The keys `model` allows in a file, in order (refused keys are not among them)."""
+    return tuple(
+        f.alias or name for name, f in model.model_fields.items() if REFUSED not in f.metadata
+    )
+
+
+def problem(
+    message: str, *, at: str = "value", pos_of: tuple[Any, ...] = ()
+) -> PydanticCustomError:
+    """A rule's finding. Its position is the value's or (`at="key"`) its key's, of the part
+    validated or of its part `pos_of` (mapping keys and indices below it)."""
+    return PydanticCustomError(
+        "place", "{message}", {"message": message, "at": at, "pos_of": pos_of}
+    )
+
+
+# A blank value where no domain is known: the loader words it like any other bad string.
+_BLANK = PydanticCustomError("blank", "{message}", {"message": "the value is blank"})
+
+
+def _fail(
+    found: list[tuple[tuple[Any, ...], PydanticCustomError]], inner: ValidationError | None = None
+) -> None:
+    """Raise every finding at once (locs relative to the part being validated), together
+    with the errors of a nested validation if there were any."""
+    details = [InitErrorDetails(type=e, loc=loc, input=None) for loc, e in found]
+    for e in inner.errors() if inner is not None else ():
+        # Pydantic's own errors are rebuilt from their type; ours from their context.
+        kind: str | PydanticCustomError = e["type"]
+        if kind in ("place", "blank"):
+            kind = PydanticCustomError(e["type"], "{message}", e["ctx"])
+        details.append(
+            InitErrorDetails(type=kind, loc=e["loc"], input=e["input"], ctx=e.get("ctx", {}))
+        )
+    if details:
+        raise ValidationError.from_exception_data("place-trajectory", details)
+
+
+def _with(found: list[tuple[tuple[Any, ...], PydanticCustomError]], handler: Any, data: Any) -> Any:
+    """Validate `data` with `handler`; raise its errors together with `found`, if any."""
+    try:
+        result = handler(data)
+    except ValidationError as exc:
+        _fail(found, exc)
+        raise
+    _fail(found)
+    return result
+
+
+def listing(items: Iterable[str]) -> str:
+    items = list(items)
+    shown = ", ".join(repr(i) for i in items[:_MAX_LISTED])
+    more = f", ... ({len(items) - _MAX_LISTED} more)" if len(items) > _MAX_LISTED else ""
+    return (shown + more) if items else "(none)"
+
+
+def _context(info: ValidationInfo) -> dict[str, Any]:
+    return info.context if isinstance(info.context, dict) else {}
+
+
+def _refs(info: ValidationInfo) -> Refs | None:
+    return _context(info).get("refs")
+
+
+def _register(info: ValidationInfo, kind: str, ident: str, rule: str) -> None:
+    seen = _context(info).get("seen", {}).get(kind)
+    if seen is None:
+        return
+    if ident in seen:
+        raise problem(f"duplicate {kind} id {ident!r}; {rule}")
+    seen.add(ident)
+
+
+class Part(BaseModel):
+    """A part of a trajectory file: a mapping with exactly the keys its fields declare."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    NAMES: ClassVar[tuple[str, str, str]]
+    """How messages name this part: about its keys, about its fields, and when it is not a
+    mapping (`{}` is the id of a schema declaration)."""
+
+
+# ---------------------------------------------------------------- schema
+
+
+class EntityDoc(Part):
+    NAMES = ("entity {}", "entity {}", "entity {}")
+
+    name: Text
+    aliases: tuple[Text, ...] = ()
+
+
+class ScopeDoc(Part):
+    NAMES = ("scope {}", "scope {}", "scope {} (write {{}} for no aliases)")
+
+    aliases: tuple[Text, ...] = ()
+
+
+class PredicateDoc(Part):
+    NAMES = ("predicate {}", "predicate {}", "predicate {}")
+
+    type: ValueType
+    cardinality: Cardinality
+    keywords: Annotated[tuple[Text, ...], MinLen(1)]
+    default_scope: Text | None = None
+    template: Text | None = None
+    values: Annotated[dict[str, tuple[Text, ...]], MinLen(1)]
+    """The closed domain: canonical value -> extra aliases."""
+
+    @field_validator("default_scope")
+    @classmethod
+    def _declared_scope(cls, scope: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        if refs is not None and scope != GLOBAL_SCOPE and scope not in refs.scopes:
+            allowed = listing([GLOBAL_SCOPE, *refs.scopes])
+            raise problem(f"default_scope {scope!r} is not a declared scope; allowed: {allowed}")
+        return scope
+
+    @field_validator("template")
+    @classmethod
+    def _placeholders(cls, template: str) -> str:
+        allowed = ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        except ValueError as exc:
+            raise problem(f"template is malformed ({exc}); use placeholders {allowed}") from None
+        bad = ", ".join("{" + f + "}" for f in fields if f not in TEMPLATE_FIELDS)
+        if bad:
+            raise problem(f"template uses unknown placeholder(s) {bad}; allowed: {allowed}")
+        return template
+
+    @field_validator("values", mode="wrap")
+    @classmethod
+    def _canonical(
+        cls, values: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> dict[str, tuple[str, ...]]:
+        """Canonical values in the type's form (a date predicate's may be unquoted YAML
+        dates), each surface form naming one value. A value not in canonical form is left
+        out of the rest of the check: its aliases would only repeat the mistake."""
+        ptype = info.data.get("type")
+        if ptype is None:
+            # Nothing to check the values against (the type's own problem is reported), and
+            # the predicate is invalid whatever they are.
+            return {}
+        if not isinstance(values, dict):
+            return handler(values)
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        kept: dict[Any, Any] = {}  # non-text keys are kept for pydantic to report
+        for key, aliases in values.items():
+            text = _iso_key(key) if ptype == "date" else key
+            if isinstance(text, str) and not _canonical_ok(text, ptype):
+                message = (
+                    f"canonical value {text!r} is not a canonical {ptype}; "
+                    f"expected {CANONICAL_FORMS[ptype]}"
+                )
+                found.append(((), problem(message, at="key", pos_of=(key,))))
+            elif text in kept:
+                message = f"duplicate canonical value {text!r}; list it once"
+                found.append(((), problem(message, at="key", pos_of=(key,))))
+            else:
+                kept[text] = aliases
+        owner: dict[str, str] = {}  # casefolded surface form -> canonical value it names
+        for canonical, aliases in kept.items():
+            if not isinstance(canonical, str):
+                continue
+            forms = [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+            # Matching is case-insensitive, so each surface form must name one value.
+            for form in (canonical, *forms):
+                other = owner.setdefault(form.casefold(), canonical)
+                if other != canonical:
+                    message = (
+                        f"alias {form!r} of {canonical!r} collides with {other!r} (matching is "
+                        "case-insensitive); each alias must name exactly one canonical value"
+                    )
+                    found.append(((canonical,), problem(message)))
+        return _with(found, handler, kept)
+
+
+def _canonical_ok(value: str, ptype: str) -> bool:
+    if not _CANONICAL[ptype].fullmatch(value):
+        return False
+    try:
+        return ptype != "date" or bool(dt.date.fromisoformat(value))
+    except ValueError:
+        return False
+
+
+class SchemaDoc(Part):
+    NAMES = ("schema", "schema", "schema")
+
+    entities: dict[ItemId, EntityDoc]
+    scopes: dict[ScopeId, ScopeDoc] = Field(default_factory=dict)
+    predicates: Annotated[dict[ItemId, PredicateDoc], MinLen(1)]
+
+
+@dataclass(frozen=True)
+class Refs:
+    """What the schema declares, for the references elsewhere in the file."""
+
+    entities: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    """Declared scopes; `global` is implicit."""
+    predicates: tuple[str, ...] = ()
+    """Predicates declared as mappings (the list shown in messages)."""
+    declared: frozenset[str] = frozenset()
+    """Every predicate id: a reference to a broken declaration is not also unknown."""
+    sound: Mapping[str, PredicateDoc] = field(default_factory=dict)
+    """Declarations without problems: only their domains are checked against."""
+    many: frozenset[str] = frozenset()
+    """Predicates declared cardinality-many (even if something else in them is broken)."""
+
+    @classmethod
+    def read(cls, data: Any) -> Refs | None:
+        """Read leniently from raw data; None when there is no schema mapping."""
+        schema = data.get("schema") if isinstance(data, dict) else None
+        if not isinstance(schema, dict):
+            return None
+
+        def ids(key: str) -> dict[str, Any]:
+            part = schema.get(key)
+            if not isinstance(part, dict):
+                return {}
+            return {k: v for k, v in part.items() if isinstance(k, str) and _is_id(k)}
+
+        def mappings(part: dict[str, Any]) -> tuple[str, ...]:
+            return tuple(k for k, v in part.items() if isinstance(v, dict))
+
+        entities = mappings(ids("entities"))
+        scopes = tuple(s for s in mappings(ids("scopes")) if s != GLOBAL_SCOPE)
+        predicates, partial, sound = ids("predicates"), cls(entities, scopes), {}
+        for pid, raw in predicates.items():
+            # A broken declaration's problems are reported where it is declared.
+            with contextlib.suppress(ValidationError):
+                sound[pid] = PredicateDoc.model_validate(raw, context={"refs": partial})
+        many = {
+            p
+            for p, raw in predicates.items()
+            if isinstance(raw, dict) and raw.get("cardinality") == "many"
+        }
+        declared = frozenset(predicates)
+        return cls(entities, scopes, mappings(predicates), declared, sound, frozenset(many))
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(ITEM_ID, value) is not None
+
+
+# ---------------------------------------------------------------- slots and values
+
+
+def _sound(info: ValidationInfo) -> tuple[str, PredicateDoc] | None:
+    """The predicate named earlier in this mapping, if its declaration is sound."""
+    refs, pid = _refs(info), info.data.get("predicate")
+    if refs is None or not isinstance(pid, str) or pid not in refs.sound:
+        return None
+    return pid, refs.sound[pid]
+
+
+def _domain(value: str, info: ValidationInfo, what: str) -> PydanticCustomError | None:
+    """A value outside the predicate's closed domain, pointing at the canonical value if the
+    user wrote an alias or a different capitalisation of one."""
+    sound = _sound(info)
+    if sound is None:
+        return None if value.strip() else _BLANK
+    if value in sound[1].values:
+        return None
+    pid, predicate = sound
+    folded = value.casefold()
+    for canonical, aliases in predicate.values.items():
+        if folded in (a.casefold() for a in aliases):
+            return problem(
+                f"{what} {value!r} is an alias of the canonical value {canonical!r} of "
+                f"predicate {pid}; write the canonical value {canonical!r}"
+            )
+        if folded == canonical.casefold():
+            return problem(
+                f"{what} {value!r} is not canonical; write it exactly as {canonical!r} "
+                f"(predicate {pid})"
+            )
+    padded = "0" + value if re.fullmatch(r"[0-9]:[0-5][0-9]", value) else ""
+    if predicate.type == "time" and padded in predicate.values:
+        return problem(
+            f"{what} {value!r} is not canonical; write times as HH:MM: {padded!r} (predicate {pid})"
+        )
+    return problem(
+        f"{what} {value!r} is not in the value domain of predicate {pid}; allowed "
+        f"values: {listing(predicate.values)}"
+    )
+
+
+def _check_gold(gold: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+    found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+    seen: set[str] = set()
+    for i, value in enumerate(gold):
+        bad = _domain(value, info, "gold value")
+        if bad is None and value in seen:
+            bad = problem(f"gold value {value!r} is listed twice")
+        if bad is not None:
+            found.append(((i,), bad))
+        seen.add(value)
+    _fail(found)
+    return gold
+
+
+class _SlotDoc(Part):
+    """References to the schema shared by events, queries and probes."""
+
+    @field_validator("entity", check_fields=False)
+    @classmethod
+    def _entity(cls, entity: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        if refs is not None and entity not in refs.entities:
+            raise problem(f"unknown entity {entity!r}; declared entities: {listing(refs.entities)}")
+        return entity
+
+    @field_validator("predicate", check_fields=False)
+    @classmethod
+    def _predicate(cls, pid: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        if refs is not None and pid not in refs.declared:
+            raise problem(
+                f"unknown predicate {pid!r}; declared predicates: {listing(refs.predicates)}"
+            )
+        return pid
+
+    @field_validator("scope", check_fields=False)
+    @classmethod
+    def _scope(cls, scope: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        if refs is not None and scope != GLOBAL_SCOPE and scope not in refs.scopes:
+            allowed = listing([GLOBAL_SCOPE, *refs.scopes])
+            raise problem(f"unknown scope {scope!r}; allowed scopes: {allowed}")
+        return scope
+
+
+# ---------------------------------------------------------------- turns and events
+
+
+class EventDoc(_SlotDoc):
+    NAMES = ("event", "event", "an event")
+
+    op: Op
+    entity: Text
+    predicate: Text
+    scope: Text = GLOBAL_SCOPE
+    value: Canonical | None = None
+    valid_from: Date | None = None
+    valid_until: Date | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _forget_takes_no_value(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.data.get("op") == "forget":
+            raise problem(
+                "a 'forget' event forgets the whole slot and takes no 'value'; remove it "
+                "(use 'retract' to end one value)",
+                at="key",
+            )
+        return value
+
+    @field_validator("value")
+    @classmethod
+    def _in_domain(cls, value: str, info: ValidationInfo) -> str:
+        # Which values an event takes depends on its op: without a valid op, only the type.
+        bad = _domain(value, info, "value") if "op" in info.data else None
+        if bad is not None:
+            raise bad
+        return value
+
+    @field_validator("valid_from", "valid_until", mode="before")
+    @classmethod
+    def _window_ops(cls, value: Any, info: ValidationInfo) -> Any:
+        op = info.data.get("op")
+        if op in ("retract", "forget"):
+            raise problem(
+                f"'{info.field_name}' is allowed on assert and correct events only, not on '{op}'",
+                at="key",
+            )
+        return value
+
+    @field_validator("valid_until")
+    @classmethod
+    def _window_order(cls, end: dt.date, info: ValidationInfo) -> dt.date:
+        start = info.data.get("valid_from")
+        if start is not None and start >= end:
+            raise problem(
+                f"valid_from {start.isoformat()} must precede valid_until {end.isoformat()} "
+                "(the window is [valid_from, valid_until))"
+            )
+        return end
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _value_rules(
+        cls, data: Any, handler: ModelWrapValidatorHandler[EventDoc], info: ValidationInfo
+    ) -> EventDoc:
+        """Whether the event needs a value. Read from the raw mapping, so that it is
+        reported whatever else is wrong with the event."""
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        op = data.get("op") if isinstance(data, dict) else None
+        if op is not None:
+            refs, pid = _refs(info), data.get("predicate")
+            many = refs is not None and isinstance(pid, str) and pid in refs.many
+            if op in ("assert", "correct") and "value" not in data:
+                message = (
+                    f"an '{op}' event must have a 'value' (a canonical value of the predicate)"
+                )
+                found.append(((), problem(message)))
+            if op == "retract" and "value" not in data and many:
+                message = (
+                    f"a 'retract' on the cardinality-many predicate {pid} must name the "
+                    "'value' to retract"
+                )
+                found.append(((), problem(message)))
+            if op == "correct" and many:
+                message = (
+                    f"'correct' is allowed on cardinality-one predicates only; {pid} is "
+                    "'many' (retract the wrong value and assert the right one instead)"
+                )
+                found.append((("op",), problem(message)))
+        return _with(found, handler, data)
+
+
+class _TurnRules(Part):
+    """Rules shared by world-a turns and a pair's inserted turns (each declares its keys)."""
+
+    @field_validator("source", mode="before", check_fields=False)
+    @classmethod
+    def _source_on_tool_turns(cls, source: Any, info: ValidationInfo) -> Any:
+        role = info.data.get("role")
+        if role in ("user", "assistant"):
+            raise problem(
+                f"'source' is allowed on tool turns only; this turn's role is {role}", at="key"
+            )
+        return source
+
+    @field_validator("events", mode="before", check_fields=False)
+    @classmethod
+    def _events_on_user_turns(cls, events: Any, info: ValidationInfo) -> Any:
+        role = info.data.get("role")
+        if role in ("assistant", "tool"):
+            why = " (untrusted content is never a trusted event)" if role == "tool" else ""
+            raise problem(
+                f"events are allowed on user turns only; this turn's role is {role}{why}",
+                at="key",
+            )
+        return events
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _turn_rules(
+        cls, data: Any, handler: ModelWrapValidatorHandler[_TurnRules], info: ValidationInfo
+    ) -> _TurnRules:
+        """Rules about which keys a turn has, read from the raw mapping so that they are
+        reported whatever else is wrong with the turn. (`info` is unused; pydantic's typing
+        of wrap validators expects it.)"""
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        if isinstance(data, dict) and data.get("role") == "tool" and "source" not in data:
+            message = (
+                "a tool turn must have a 'source' naming where the untrusted content came "
+                "from (e.g. forwarded-email, sms)"
+            )
+            found.append(((), problem(message)))
+        if isinstance(data, dict) and "events" in data and "query" in data:
+            message = "a turn carries events or a query, never both; split it into two user turns"
+            found.append(((), problem(message, at="key", pos_of=("query",))))
+        return _with(found, handler, data)
+
+
+class InsertTurnDoc(_TurnRules):
+    NAMES = ("inserted turn", "turn", "an inserted turn")
+
+    role: Role
+    text: Text
+    source: Text | None = None
+    events: Annotated[tuple[EventDoc, ...], MinLen(1)] = ()
+    id: Annotated[object, REFUSED] = None
+    query: Annotated[object, REFUSED] = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _no_id(cls, value: Any) -> Any:
+        raise problem(
+            "inserted turns take no 'id': their ids are derived as <query turn id>~b1, "
+            "~b2, ...; remove the 'id'",
+            at="key",
+        )
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _no_query(cls, value: Any) -> Any:
+        raise problem(
+            "inserted (pair) turns may not carry a query; only world-a user turns do", at="key"
+        )
+
+
+class PairDoc(Part):
+    NAMES = ("pair", "pair", "pair")
+
+    insert: Annotated[tuple[InsertTurnDoc, ...], MinLen(1)]
+
+
+class QueryDoc(_SlotDoc):
+    NAMES = ("query", "query", "query")
+
+    id: ItemId
+    family: Family
+    entity: Text
+    predicate: Text
+    scope: Text = GLOBAL_SCOPE
+    as_of: Date | None = None
+    gold: tuple[Canonical, ...]
+    pair: PairDoc | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _unique_id(cls, ident: str, info: ValidationInfo) -> str:
+        _register(info, "query", ident, "query ids must be unique")
+        return ident
+
+    @field_validator("gold")
+    @classmethod
+    def _gold(cls, gold: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        return _check_gold(gold, info)
+
+
+class TurnDoc(_TurnRules):
+    NAMES = ("turn", "turn", "a turn")
+
+    id: ItemId
+    role: Role
+    text: Text
+    source: Text | None = None
+    events: Annotated[tuple[EventDoc, ...], MinLen(1)] = ()
+    query: QueryDoc | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _unique_id(cls, ident: str, info: ValidationInfo) -> str:
+        _register(info, "turn", ident, "turn ids must be unique across the whole trajectory")
+        return ident
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query_on_user_turns(cls, query: Any, info: ValidationInfo) -> Any:
+        role = info.data.get("role")
+        if role in ("assistant", "tool"):
+            raise problem(
+                f"queries are allowed on user turns only; this turn's role is {role}", at="key"
+            )
+        return query
+
+
+class ConversationDoc(Part):
+    NAMES = ("conversation", "conversation", "a conversation")
+
+    id: ItemId
+    date: Date
+    turns: Annotated[tuple[TurnDoc, ...], MinLen(1)]
+
+    @field_validator("id")
+    @classmethod
+    def _unique_id(cls, ident: str, info: ValidationInfo) -> str:
+        _register(info, "conversation", ident, "conversation ids must be unique")
+        return ident
+
+    @field_validator("date")
+    @classmethod
+    def _in_order(cls, date: dt.date, info: ValidationInfo) -> dt.date:
+        cid, context = info.data.get("id"), _context(info)
+        if cid is None:
+            return date
+        previous, context["previous"] = context.get("previous"), (cid, date)
+        if previous is not None and date < previous[1]:
+            raise problem(
+                f"date {date.isoformat()} is earlier than the date {previous[1].isoformat()} "
+                f"of the previous conversation {previous[0]}; conversation dates must be "
+                "non-decreasing"
+            )
+        return date
+
+
+# ---------------------------------------------------------------- probes and the document
+
+
+class ConflictDoc(Part):
+    NAMES = ("conflict", "conflict", "conflict")
+
+    text: Text
+    value: Annotated[str, DOMAIN]
+    """Checked, and a YAML date converted, by the probe, which knows the predicate."""
+
+
+class ProbeDoc(_SlotDoc):
+    NAMES = ("probe", "probe", "a probe")
+
+    id: ItemId
+    after: Text
+    family: Family
+    text: Text
+    entity: Text
+    predicate: Text
+    scope: Text = GLOBAL_SCOPE
+    gold: tuple[Canonical, ...]
+    conflict: ConflictDoc | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _unique_id(cls, ident: str, info: ValidationInfo) -> str:
+        _register(info, "probe", ident, "probe ids must be unique")
+        return ident
+
+    @field_validator("after")
+    @classmethod
+    def _existing_turn(cls, after: str, info: ValidationInfo) -> str:
+        turns = _context(info).get("seen", {}).get("turn")
+        if turns is not None and after not in turns:
+            raise problem(
+                f"'after' names turn {after!r}, which is not a turn of the trajectory; it must "
+                "be the id of an existing (world-a) turn"
+            )
+        return after
+
+    @field_validator("gold")
+    @classmethod
+    def _gold(cls, gold: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        return _check_gold(gold, info)
+
+    @field_validator("conflict", mode="before")
+    @classmethod
+    def _conflict_date(cls, conflict: Any, info: ValidationInfo) -> Any:
+        if isinstance(conflict, dict) and "value" in conflict:
+            return {**conflict, "value": _iso_value(conflict["value"], info)}
+        return conflict
+
+    @field_validator("conflict")
+    @classmethod
+    def _conflicting(cls, conflict: ConflictDoc, info: ValidationInfo) -> ConflictDoc:
+        bad = _domain(conflict.value, info, "conflict value")
+        if bad is None and conflict.value in info.data.get("gold", ()):
+            bad = problem(
+                f"conflict value {conflict.value!r} is one of the gold values; conflicting "
+                "evidence must name a value that is not gold"
+            )
+        if bad is not None:
+            _fail([(("value",), bad)])
+        return conflict
+
+
+class TrajectoryDoc(Part):
+    NAMES = ("the top level", "the trajectory", "the document")
+
+    format: Format
+    id: TrajectoryId
+    title: Text | None = None
+    principal: Text
+    schema_: SchemaDoc = Field(alias="schema")
+    conversations: Annotated[tuple[ConversationDoc, ...], MinLen(1)]
+    probes: tuple[ProbeDoc, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_declarations(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(info.context, dict):
+            kinds = ("conversation", "turn", "query", "probe")
+            info.context.update(refs=Refs.read(data), seen={kind: set() for kind in kinds})
+        return data
+
+    @field_validator("principal")
+    @classmethod
+    def _principal_is_entity(cls, principal: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        if refs is not None and principal not in refs.entities:
+            raise problem(
+                f"principal {principal!r} is not an entity of the schema; declared entities: "
+                f"{listing(refs.entities)} (schema.entities must include the principal)"
+            )
+        return principal
+
+    def to_trajectory(self, source_path: str, sha256: str) -> Trajectory:
+        """The immutable in-memory model (derived ids, defaults resolved)."""
+        s = self.schema_
+        schema = Schema(
+            entities={eid: Entity(eid, e.name, e.aliases) for eid, e in s.entities.items()},
+            scopes={sid: Scope(sid, sc.aliases) for sid, sc in s.scopes.items()},
+            predicates={
+                pid: Predicate(
+                    id=pid,
+                    type=p.type,
+                    cardinality=p.cardinality,
+                    keywords=p.keywords,
+                    values=dict(p.values),
+                    default_scope=p.default_scope,
+                    template=p.template,
+                )
+                for pid, p in s.predicates.items()
+            },
+        )
+        return Trajectory(
+            id=self.id,
+            principal=self.principal,
+            schema=schema,
+            conversations=tuple(
+                Conversation(c.id, c.date, tuple(_turn(t, t.id, c.date) for t in c.turns))
+                for c in self.conversations
+            ),
+            probes=tuple(
+                Probe(
+                    p.id,
+                    p.after,
+                    p.family,
+                    p.text,
+                    p.entity,
+                    p.predicate,
+                    p.scope,
+                    p.gold,
+                    Conflict(p.conflict.text, p.conflict.value) if p.conflict else None,
+                )
+                for p in self.probes
+            ),
+            title=self.title,
+            source_path=source_path,
+            sha256=sha256,
+        )
+
+
+def _turn(doc: TurnDoc | InsertTurnDoc, tid: str, date: dt.date) -> Turn:
+    events = tuple(
+        Event(
+            f"{tid}#{i}", e.op, e.entity, e.predicate, e.scope, e.value, e.valid_from, e.valid_until
+        )
+        for i, e in enumerate(doc.events, 1)
+    )
+    q = doc.query if isinstance(doc, TurnDoc) else None
+    query = None
+    if q is not None:
+        insert = None
+        if q.pair is not None:
+            insert = tuple(_turn(t, f"{tid}~b{i}", date) for i, t in enumerate(q.pair.insert, 1))
+        query = Query(
+            q.id, q.family, q.entity, q.predicate, q.scope, q.as_of or date, q.gold, insert
+        )
+    return Turn(tid, doc.role, doc.text, doc.source, events, query)
+
+
+def parse(data: Any) -> TrajectoryDoc:
+    """Validate plain data (from `yaml_source`) as a trajectory; raises ValidationError."""
+    return TrajectoryDoc.model_validate(data, context={})
