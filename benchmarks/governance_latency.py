@@ -233,7 +233,7 @@ def fill(store: Any, mix: str, n: int, seed: int) -> dict[str, Any]:
     for kind in kinds:
         text, meta = (cert_text, cert_meta) if kind == "certified" else (plain_text, plain_meta)
         memory_id = store.add_record(text, meta)
-        point = store._client.retrieve(store.name, ids=[memory_id], with_payload=True)[0]
+        point = store.qdrant_client.retrieve(store.name, ids=[memory_id], with_payload=True)[0]
         templates[kind] = dict(point.payload)
     started = time.perf_counter()
     remaining = n - len(kinds)
@@ -255,7 +255,7 @@ def fill(store: Any, mix: str, n: int, seed: int) -> dict[str, Any]:
                     payload=payload_like(templates[kind], text, meta),
                 )
             )
-        store._client.upsert(collection_name=store.name, points=points, wait=True)
+        store.qdrant_client.upsert(collection_name=store.name, points=points, wait=True)
         serial += size
         remaining -= size
     upsert_seconds = time.perf_counter() - started

@@ -230,3 +230,30 @@ def test_local_collection_sqlite_finds_the_local_mode_file(tmp_path: Path) -> No
     finally:
         local.close()
         memory.close()
+
+
+
+def test_the_declared_dependency_ranges_are_the_supported_ranges() -> None:
+    """pyproject.toml must not let pip install a release the version gate then refuses (or
+    refuse one it supports): the declared specifier admits exactly [low, high)."""
+    import tomllib
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    from place.memory.mem0_compat import SUPPORTED
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    declared = {
+        (r := Requirement(dep)).name: r.specifier for dep in project["project"]["dependencies"]
+    }
+
+    def version(parts: tuple[int, ...]) -> str:
+        return ".".join(map(str, parts))
+
+    for dist, (low, high) in SUPPORTED.items():
+        spec = declared[dist]
+        below_low = (*low[:-1], low[-1] - 1) if low[-1] else (*low[:-2], low[-2] - 1, 99)
+        below_high = (*high[:-1], high[-1] - 1) if high[-1] else (*high[:-2], high[-2] - 1, 99)
+        assert version(low) in spec and version(below_high) in spec, (dist, str(spec))
+        assert version(high) not in spec and version(below_low) not in spec, (dist, str(spec))

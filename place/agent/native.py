@@ -37,9 +37,9 @@ def extraction_prompt(day: dt.date) -> str:
     Mem0 renders "Today's date" once at import; pinning it to the conversation's date keeps
     prompts (and hence cache keys) identical across days, and is what the agent would know.
     """
-    from mem0.configs.prompts import USER_MEMORY_EXTRACTION_PROMPT
+    from place.memory.mem0_compat import user_memory_extraction_prompt
 
-    return _TODAY.sub(f"Today's date is {day.isoformat()}.", USER_MEMORY_EXTRACTION_PROMPT)
+    return _TODAY.sub(f"Today's date is {day.isoformat()}.", user_memory_extraction_prompt())
 
 
 @dataclass

@@ -310,6 +310,43 @@ def copy_history(source: Any, target: Any) -> None:
         history_connection(source).backup(history_connection(target))
 
 
+# --------------------------------------------------------------------------- prompts
+
+# Mem0's prompts and message rendering, as Mem0 sends them: Native dates the extraction
+# prompt per conversation (place/agent/native.py) and the prompt-fit check measures them
+# (place/runner/checks.py). Module-level names of 1.0.x, not a documented interface.
+
+
+def user_memory_extraction_prompt() -> str:
+    """`USER_MEMORY_EXTRACTION_PROMPT`: the fact extraction prompt of `Memory.add`."""
+    from mem0.configs.prompts import USER_MEMORY_EXTRACTION_PROMPT
+
+    return str(USER_MEMORY_EXTRACTION_PROMPT)
+
+
+def fact_retrieval_prompt() -> str:
+    """`FACT_RETRIEVAL_PROMPT`: Mem0's other extraction prompt (agent memories)."""
+    from mem0.configs.prompts import FACT_RETRIEVAL_PROMPT
+
+    return str(FACT_RETRIEVAL_PROMPT)
+
+
+def update_memory_messages(
+    retrieved: list[dict[str, Any]], new_facts: list[str], custom_prompt: str | None = None
+) -> str:
+    """The ADD/UPDATE/DELETE/NONE decision prompt `Memory.add` sends."""
+    from mem0.configs.prompts import get_update_memory_messages
+
+    return str(get_update_memory_messages(retrieved, new_facts, custom_prompt))
+
+
+def render_messages(messages: list[dict[str, Any]]) -> str:
+    """The dialogue as Mem0 renders it into the extraction prompt (`parse_messages`)."""
+    from mem0.memory.utils import parse_messages
+
+    return str(parse_messages(messages))
+
+
 # --------------------------------------------------------------------------- add() hooks
 
 #: Mem0's logger hierarchy; ``add(infer=True)`` logs (and swallows) unparsable LLM output.

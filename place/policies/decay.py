@@ -20,7 +20,7 @@ from place.governance.authorizer import ReadDecision
 from place.policies.registry import PolicyContext, register_policy
 
 if TYPE_CHECKING:
-    from place.memory.item import ReadOnlyStore as ReadableStore
+    from place.memory.item import ReadOnlyStore
 
 WRITTEN_ON = "written_on"
 """Metadata key every producer sets: the trajectory date the record was written on."""
@@ -38,7 +38,7 @@ class DecayRead:
         self.k, self.eta, self.kappa, self.theta = k, eta, kappa, theta
 
     def read(
-        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+        self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
         scored = []
         for item in store.search_filtered(query, None):

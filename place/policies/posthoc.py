@@ -16,7 +16,7 @@ from place.policies.registry import PolicyContext, register_policy
 from place.readback import Readback
 
 if TYPE_CHECKING:
-    from place.memory.item import ReadOnlyStore as ReadableStore
+    from place.memory.item import ReadOnlyStore
 
 
 class PosthocRead:
@@ -27,7 +27,7 @@ class PosthocRead:
         self.readback = readback
 
     def read(
-        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+        self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
         top = store.search(query, self.k)
         kept = tuple(item for item in top if self.readback.admits(item, tau, day))

@@ -12,7 +12,7 @@ from place.governance.authorizer import ReadDecision
 from place.readback import Readback
 
 if TYPE_CHECKING:
-    from place.memory.item import ReadOnlyStore as ReadableStore
+    from place.memory.item import ReadOnlyStore
 
 
 class ReadPolicy(Protocol):
@@ -21,7 +21,7 @@ class ReadPolicy(Protocol):
     name: str
 
     def read(
-        self, store: ReadableStore, query: str, tau: Interpretation, day: dt.date
+        self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision: ...
 
 

@@ -66,6 +66,11 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
 
     register_configs()
     check_targets(argv)
+    # The Mem0 / qdrant-client releases the memory layer was checked against: refused here,
+    # before Hydra makes a run directory, not when the first store opens.
+    from place.memory.mem0_compat import check_versions
+
+    check_versions()
     sweeping = "-m" in argv or "--multirun" in argv
     jobs = _job_overrides(argv, sweeping)
     configs: list[Any] = []

@@ -463,11 +463,13 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
     from place.memory.telemetry import disable_telemetry
 
     disable_telemetry()  # before mem0's first import, which reads MEM0_TELEMETRY once
-    from mem0.configs.prompts import FACT_RETRIEVAL_PROMPT, get_update_memory_messages
-    from mem0.memory.utils import parse_messages
-
     from place.agent.answer import AnswerModel, AnswerPrompt
     from place.agent.native import as_message, extraction_prompt
+    from place.memory.mem0_compat import (
+        fact_retrieval_prompt,
+        render_messages,
+        update_memory_messages,
+    )
     from place.runner.plan import build_plan
 
     count = token_counter(cfg)
@@ -518,14 +520,14 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
 
     steps = [(u.conversation, u.turns) for u in build_plan(trajectory) if u.kind == "step"]
     steps += [(c, q.pair_insert) for c, _, q in trajectory.queries() if q.pair_insert]
-    fixed = count(FACT_RETRIEVAL_PROMPT)
+    fixed = count(fact_retrieval_prompt())
     worst = 0
     for conv, turns in steps:
         messages = [as_message(t) for t in turns if t.query is None]
         if not any(m["role"] == "user" for m in messages):
             continue
         system = max(fixed, count(extraction_prompt(conv.date)))
-        user = count("Input:\n" + parse_messages(messages))
+        user = count("Input:\n" + render_messages(messages))
         worst = max(worst, system + user + CHAT_TEMPLATE_TOKENS)
     if worst:
         needs.append(
@@ -537,7 +539,7 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
             )
         )
         memories = [{"id": str(i), "text": longest_item} for i in range(MEM0_RETRIEVED_MEMORIES)]
-        update = count(get_update_memory_messages(memories, [], None))
+        update = count(update_memory_messages(memories, [], None))
         needs.append(
             PromptNeed(
                 f"Mem0's update-decision prompt ({MEM0_RETRIEVED_MEMORIES} retrieved memories, "
