@@ -1,7 +1,8 @@
-import sys
-from pathlib import Path
+"""Shared fixtures. `tests/` itself is on sys.path (pyproject `pythonpath`), so the helper
+modules here (builders, fakes, inprocess, recompute, smoke_runs) import by name from
+`tests/unit/` and `tests/integration/`."""
 
-sys.path.insert(0, str(Path(__file__).parent))
+from pathlib import Path
 
 import pytest
 

@@ -19,7 +19,7 @@ Scope kinds: `trip` (one of the trajectory's trips; no default scope), `work` an
 (the predicate's `default_scope`, never written), `place` (work or home, always written as
 "at work"/"at home"), `global`.
 
-Rules the library keeps (tests/test_generate.py checks them against a schema holding every
+Rules the library keeps (tests/unit/test_generate.py checks them against a schema holding every
 predicate, every value, every person and every city): a clause about one predicate never
 contains a keyword of another; every clause, rendered with any value, any possessor and any
 scope of its kind, is read by β as exactly that one fact; the certifier template is read as

@@ -320,7 +320,7 @@ class TrajectoryConfig:
     filler: Annotated[
         int,
         Ge(0),
-        Le(500),  # place.generate.MAX_FILLER (tests/test_config_values.py keeps them equal)
+        Le(500),  # place.generate.MAX_FILLER (tests/unit/test_config_values.py keeps them equal)
         Doc("Generated trajectories: turns of distractor chatter added to each conversation."),
     ] = 0
 

@@ -7,7 +7,7 @@ and scopes, unique ids, which keys a turn or an event may carry, canonical value
 raise `place` errors carrying the finished message and whether the position to show is the
 key's or the value's; `place.trajectory.loader` maps every pydantic error to a `Problem`
 with an id path, line and column, and words plain type errors itself.
-`trajectories/FORMAT.md` documents the same keys (checked by `tests/test_format_doc.py`).
+`trajectories/FORMAT.md` documents the same keys (checked by `tests/unit/test_format_doc.py`).
 
 `parse` validates with a context holding what the schema declares (`Refs`, read leniently
 first, so one broken declaration does not hide problems elsewhere) and the ids seen so far

@@ -49,7 +49,7 @@ from place.trajectory.model import (
 )
 
 SEEDS = range(20)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # The counts each design guarantees (docs/generator.md); checked here independently of
 # the generator's own checks.

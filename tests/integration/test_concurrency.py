@@ -19,7 +19,7 @@ from place.runtime import CachedChatModel, LLMCallCache
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SMOKE = load_trajectory(ROOT / "trajectories" / "smoke.yaml")
 
 

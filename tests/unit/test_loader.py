@@ -21,7 +21,7 @@ from place.reference.validate import load_trajectory
 from place.trajectory.loader import load_structure
 from place.trajectory.model import Conflict, Event, Trajectory
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 GOOD = DATA / "good" / "minimal.yaml"
 GOOD_JSON = DATA / "good" / "minimal.json"
 BAD = DATA / "bad"

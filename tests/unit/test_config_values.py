@@ -25,7 +25,7 @@ from place.runner.checks import (
     schema_fields,
 )
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 FIELDS = schema_fields()
 NUMERIC = [f for f in FIELDS if f.numeric]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from recompute import recompute
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 RECORDED = sorted(p.parent for p in (ROOT / "experiments").glob("*/*/manifest.json")) + sorted(
     p.parent for p in (ROOT / "experiments" / "replications").glob("*/*/manifest.json")
 )
@@ -18,7 +18,7 @@ RECORDED = sorted(p.parent for p in (ROOT / "experiments").glob("*/*/manifest.js
 
 
 def test_the_recomputation_does_not_use_the_package() -> None:
-    tree = ast.parse((Path(__file__).parent / "recompute.py").read_text(encoding="utf-8"))
+    tree = ast.parse((Path(__file__).parents[1] / "recompute.py").read_text(encoding="utf-8"))
     imported = {
         n.module if isinstance(n, ast.ImportFrom) else a.name
         for n in ast.walk(tree)

@@ -8,7 +8,7 @@ import pytest
 
 from place.cli import main
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from place.lexicon import Lexicon
 from place.reference.validate import load_trajectory
 from place.trajectory.model import FAMILIES, Fact, Trajectory
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRIMARY = ROOT / "trajectories" / "primary.yaml"
 SMOKE = ROOT / "trajectories" / "smoke.yaml"
 

@@ -19,7 +19,7 @@ from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
 
 pytestmark = pytest.mark.integration
 
-SMOKE = Path(__file__).parents[1] / "trajectories" / "smoke.yaml"
+SMOKE = Path(__file__).parents[2] / "trajectories" / "smoke.yaml"
 UNREACHABLE_LLM = {
     "provider": "openai",
     "config": {"model": "none", "openai_base_url": "http://127.0.0.1:9/v1", "api_key": "sk-none"},

@@ -21,7 +21,7 @@ import pytest
 
 from place.generate import generate
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 STUDY = ROOT / "experiments" / "replications" / "smollm2-135m"
 SUMMARY = ROOT / "experiments" / "replications" / "summary-smollm2-135m"
 SEEDS = range(10)

@@ -19,7 +19,7 @@ from place.runner.replay import replay_argv
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 RUNS = {
     "primary": ROOT / "experiments" / "primary" / "smollm2-135m",
     "smoke": ROOT / "experiments" / "smoke" / "smollm2-135m",

@@ -10,7 +10,7 @@ import pytest
 
 from place.cli import main
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SMOKE = str(ROOT / "trajectories" / "smoke.yaml")
 BAD = sorted((ROOT / "tests" / "data" / "bad").iterdir())
 

@@ -30,7 +30,7 @@ from omegaconf.errors import OmegaConfBaseException
 from place.runner.app import CONFIG_DIR, CONFIG_NAME, precheck
 from place.runner.config import ModelConfig, RunConfig, register_configs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted(p.stem for p in (CONFIG_DIR / "model").glob("*.yaml"))
 LAUNCHER_DIR = CONFIG_DIR / "hydra" / "launcher"
 # Project launcher config -> the plugin schema it extends (hydra-joblib-launcher and

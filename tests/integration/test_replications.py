@@ -412,7 +412,7 @@ def real_run(run_dir: Path, seed: int) -> Path:
 
 def build_study(root: Path, seeds: tuple[int, ...] = STUDY_SEEDS) -> Path:
     """A study directory laid out as a Hydra multirun root (`<job>_scripted-fake/`), one real
-    run per generated trajectory (about 30 s each). For tests/test_notebooks.py too."""
+    run per generated trajectory (about 30 s each). For tests/integration/test_notebooks.py too."""
     for job, seed in enumerate(seeds):
         real_run(root / f"{job}_scripted-fake", seed)
     return root

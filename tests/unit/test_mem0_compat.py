@@ -243,7 +243,7 @@ def test_the_declared_dependency_ranges_are_the_supported_ranges() -> None:
 
     from place.memory.mem0_compat import SUPPORTED
 
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     declared = {
         (r := Requirement(dep)).name: r.specifier for dep in project["project"]["dependencies"]
     }

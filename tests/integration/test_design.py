@@ -24,7 +24,7 @@ from place.policies.posthoc import PosthocRead
 from place.readback import Readback
 from place.reference.validate import load_trajectory
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SMOKE = load_trajectory(ROOT / "trajectories" / "smoke.yaml")
 READBACK = Readback(Lexicon(SMOKE.schema, SMOKE.principal))
 DAY = dt.date(2026, 5, 10)

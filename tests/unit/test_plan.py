@@ -101,7 +101,7 @@ def test_a_waiting_probe_closes_the_step_before_the_next_user_turn() -> None:
 
 
 def test_every_event_turn_and_query_of_the_smoke_trajectory_is_planned_once() -> None:
-    traj = load_trajectory(Path(__file__).parents[1] / "trajectories" / "smoke.yaml")
+    traj = load_trajectory(Path(__file__).parents[2] / "trajectories" / "smoke.yaml")
     units = build_plan(traj)
     event_turns = [t.id for u in units if u.kind == "step" for t in u.turns if t.events]
     assert event_turns == [t.id for _, t in traj.turns() if t.events]

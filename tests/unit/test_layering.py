@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "place"
+PACKAGE = Path(__file__).resolve().parents[2] / "place"
 
 LAYERS: list[tuple[str, ...]] = [
     # 0. Foundations: the records format, errors and small utilities every layer may use.

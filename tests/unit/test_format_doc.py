@@ -32,7 +32,7 @@ from place.trajectory.document import (
     format_keys,
 )
 
-FORMAT_MD = Path(__file__).parents[1] / "trajectories" / "FORMAT.md"
+FORMAT_MD = Path(__file__).parents[2] / "trajectories" / "FORMAT.md"
 
 TABLES: dict[str, type[BaseModel]] = {
     "top-level key": TrajectoryDoc,

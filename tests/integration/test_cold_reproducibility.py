@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 RECORDED = ROOT / "experiments" / "smoke" / "smollm2-135m"
 
 # Which part of the stack a differing field comes from, so a failure names its cause.
