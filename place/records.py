@@ -256,6 +256,9 @@ class ForgetRecord(_Record):
     """Stored strings (Qdrant payloads, Mem0 history) from which β reads a checked value."""
 
 
+RunRecord = CheckpointRecord | QueryRecord | ProbeRecord | ForgetRecord | StepRecord
+"""Any record a run writes to `records/` (its `kind` names its file in `RECORD_FILES`)."""
+
 RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
     "checkpoint": ("checkpoints.jsonl", CheckpointRecord),
     "query": ("queries.jsonl", QueryRecord),

@@ -72,7 +72,7 @@ def ev(
         op=op,
         entity=entity,
         predicate=predicate,
-        scope=scope,  # type: ignore[arg-type]
+        scope=scope,  # type: ignore[arg-type]  # reason: builders take plain strings; the model validates
         value=value,
         valid_from=d(valid_from) if valid_from else None,
         valid_until=d(valid_until) if valid_until else None,
@@ -95,7 +95,7 @@ def ask(
     family: str = "supersession",
     insert: tuple[Turn, ...] | None = None,
 ) -> Turn:
-    query = Query(qid, family, entity, predicate, scope, d(as_of), gold, insert)  # type: ignore[arg-type]
+    query = Query(qid, family, entity, predicate, scope, d(as_of), gold, insert)  # type: ignore[arg-type]  # reason: builders take plain strings
     return Turn(turn_id, "user", "?", query=query)
 
 

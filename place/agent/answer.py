@@ -5,17 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Protocol
 
-
-class ChatModel(Protocol):
-    def complete(
-        self,
-        messages: list[dict],
-        *,
-        response_format: dict | None = None,
-        max_tokens: int | None = None,
-    ) -> str: ...
+from place.runtime.base import ChatModel, Message
 
 
 @dataclass(frozen=True)
@@ -27,6 +18,20 @@ class AnswerPrompt:
     dialogue: str
     """Header of the closed-loop dialogue block; `{turns}` is filled."""
     empty_memory: str = "(no memory items)"
+
+    def messages(
+        self, question: str, items: Sequence[str], dialogue: Sequence[DialogueTurn] = ()
+    ) -> list[Message]:
+        """The answer call's messages: system prompt, then dialogue, items and question."""
+        listed = "\n".join(f"- {t}" for t in items) or self.empty_memory
+        user = self.user.format(items=listed, question=question)
+        if dialogue:
+            turns = "\n".join(f"{t.role}: {t.text}" for t in dialogue)
+            user = self.dialogue.format(turns=turns) + "\n\n" + user
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": user},
+        ]
 
 
 @dataclass(frozen=True)
@@ -50,16 +55,8 @@ class AnswerModel:
 
     def messages(
         self, question: str, items: Sequence[str], dialogue: Sequence[DialogueTurn] = ()
-    ) -> list[dict]:
-        listed = "\n".join(f"- {t}" for t in items) or self.prompt.empty_memory
-        user = self.prompt.user.format(items=listed, question=question)
-        if dialogue:
-            turns = "\n".join(f"{t.role}: {t.text}" for t in dialogue)
-            user = self.prompt.dialogue.format(turns=turns) + "\n\n" + user
-        return [
-            {"role": "system", "content": self.prompt.system},
-            {"role": "user", "content": user},
-        ]
+    ) -> list[Message]:
+        return self.prompt.messages(question, items, dialogue)
 
     def answer(
         self, question: str, items: Sequence[str], dialogue: Sequence[DialogueTurn] = ()

@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from place import __version__
 from place.atomic import write_text
@@ -395,8 +395,8 @@ class _Builder:
             predicates={
                 spec.id: Predicate(
                     id=spec.id,
-                    type=spec.type,  # type: ignore[arg-type]
-                    cardinality=spec.cardinality,  # type: ignore[arg-type]
+                    type=spec.type,
+                    cardinality=spec.cardinality,
                     keywords=spec.keywords,
                     values=self.domains[spec.id],
                     default_scope=spec.scope if spec.scope in ("work", "home") else None,
@@ -574,6 +574,28 @@ class _Builder:
             poss=self.poss(entity, tool=tool), where=self.where(spec, scope), value=value_text
         )
 
+    @overload
+    def attempt(
+        self,
+        make: Callable[[], str],
+        expect: set[Fact] | None,
+        what: str,
+        *,
+        unique: bool = True,
+        required: Literal[True] = True,
+    ) -> str: ...
+
+    @overload
+    def attempt(
+        self,
+        make: Callable[[], str],
+        expect: set[Fact] | None,
+        what: str,
+        *,
+        unique: bool = True,
+        required: bool,
+    ) -> str | None: ...
+
     def attempt(
         self,
         make: Callable[[], str],
@@ -633,7 +655,7 @@ class _Builder:
             return ph.fill(self.rng.choice(ph.ASSERT), body)
 
         text = self.attempt(make, self._facts(events), f"an assert of {spec.id}")
-        return self.user(text, events)  # type: ignore[arg-type]
+        return self.user(text, events)
 
     def t_change(
         self, k: int, spec: PredicateSpec, entity: str, scope: str, new: str, old: str, op: str
@@ -647,7 +669,7 @@ class _Builder:
             return ph.fill(self.rng.choice(templates), body, old=self.sf(spec, old, k))
 
         text = self.attempt(make, self._facts(events), f"a change of {spec.id}")
-        return self.user(text, events)  # type: ignore[arg-type]
+        return self.user(text, events)
 
     def t_window_pair(
         self,
@@ -679,7 +701,7 @@ class _Builder:
             )
 
         text = self.attempt(make, self._facts(events), f"a dated change of {spec.id}")
-        return self.user(text, events)  # type: ignore[arg-type]
+        return self.user(text, events)
 
     def t_retract(
         self, k: int, spec: PredicateSpec, entity: str, scope: str, value: str
@@ -699,7 +721,7 @@ class _Builder:
             return self.rng.choice(ph.RETRACT_MANY).format(d=drop, D=ph.capitalize(drop))
 
         text = self.attempt(make, set(), f"a retraction of {spec.id}")
-        return self.user(text, events)  # type: ignore[arg-type]
+        return self.user(text, events)
 
     def t_forget(self, k: int, spec: PredicateSpec, entity: str, scope: str) -> TurnDraft:
         events = [EventDraft("forget", entity, spec.id, scope)]
@@ -709,7 +731,7 @@ class _Builder:
             return self.rng.choice(ph.FORGET).format(poss=self.poss(entity), noun=noun)
 
         text = self.attempt(make, set(), f"a forget of {spec.id}")
-        return self.user(text, events)  # type: ignore[arg-type]
+        return self.user(text, events)
 
     # ------------------------------------------------------------ questions and answers
 
@@ -737,7 +759,7 @@ class _Builder:
 
         text = self.attempt(make, set(), f"a {family} question about {spec.id}")
         query = QueryDraft(family, entity, spec.id, scope, tuple(sorted(gold)), as_of)
-        turn = TurnDraft("user", text, query=query)  # type: ignore[arg-type]
+        turn = TurnDraft("user", text, query=query)
         if gold:
             shown = ph.join_values([self.sf(spec, v, k) for v in sorted(gold)])
             answer = self.rng.choice(ph.ANSWER).format(v=shown)
@@ -1261,7 +1283,7 @@ class _Builder:
                 return ph.fill(rng.choice(ph.ASSERT), body)
 
             text = self.attempt(make, self._facts(events), f"a {kind} pair for {spec.id}")
-            turn = self.user(text, events if with_event else [])  # type: ignore[arg-type]
+            turn = self.user(text, events if with_event else [])
         elif kind == "stale-value":
             old = rng.choice(ep.olds)
 
@@ -1272,7 +1294,7 @@ class _Builder:
                 )
 
             text = self.attempt(make, None, f"a stale-value pair for {spec.id}")
-            turn = self.user(text)  # type: ignore[arg-type]
+            turn = self.user(text)
         elif kind == "untrusted-tool":
             choices = [v for v in ep.olds if v not in ep.query.gold] or [
                 v for v in self.domains[spec.id] if v not in ep.query.gold

@@ -31,6 +31,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from place.trajectory.model import Cardinality, ValueType
+
 # ---------------------------------------------------------------- life domains
 
 DOMAINS: tuple[str, ...] = (
@@ -61,8 +63,8 @@ class DateSpec:
 class PredicateSpec:
     id: str
     domain: str
-    type: str
-    cardinality: str
+    type: ValueType
+    cardinality: Cardinality
     scope: str
     """Scope kind: global, trip, work, home or place."""
     keywords: tuple[str, ...]

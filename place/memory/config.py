@@ -60,10 +60,12 @@ def acquire_qdrant_client(
     """
     from qdrant_client import QdrantClient
 
-    if url is None and local_path is None:
+    if url is not None:
+        key = url
+    elif local_path is not None:
+        key = str(Path(local_path).resolve())
+    else:
         raise ValueError("either a local Qdrant path or a server url is needed")
-    # mypy cannot narrow local_path from the check above (it is set whenever url is None).
-    key = url if url is not None else str(Path(local_path).resolve())  # type: ignore[arg-type]
     with _clients_lock:
         entry = _clients.get(key)
         if entry is None:

@@ -124,10 +124,10 @@ def switch_mem0_telemetry_off() -> None:
     tele = sys.modules.get("mem0.memory.telemetry")
     if tele is None:
         return
-    tele.MEM0_TELEMETRY = False  # type: ignore[attr-defined]  # module global, untyped
+    tele.MEM0_TELEMETRY = False  # type: ignore[attr-defined]  # reason: a module global, untyped
     main = sys.modules.get("mem0.memory.main")
     if main is not None:
-        main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]  # module global, untyped
+        main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]  # reason: a module global, untyped
     client = getattr(tele, "client_telemetry", None)
     if client is not None:
         client.close()

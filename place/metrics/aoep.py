@@ -154,9 +154,9 @@ class _Condition:
     def promotion(self) -> Iterable[Item]:
         problems: dict[tuple[str, str], list[str]] = {}
         for c in self.checkpoints:
-            untrusted = {tuple(u) for u in c.untrusted}
+            untrusted = {(entity, predicate) for entity, predicate in c.untrusted}
             for pair in untrusted:
-                problems.setdefault(pair, [])  # type: ignore[arg-type]
+                problems.setdefault(pair, [])
             reference = _facts(c.reference)
             for f in c.observed:
                 if (f[1], f[2]) in untrusted and tuple(f[:4]) not in reference:

@@ -109,7 +109,7 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
         # Server and models are checked before Hydra creates the run directory.
         from place.runner.stack import build_runtime
 
-        build_runtime(configs[0].model, Path(os.devnull)).preflight()  # type: ignore[attr-defined]
+        build_runtime(configs[0].model, Path(os.devnull)).preflight()
     return configs
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Union, cast, get_args, get_origin, get_type_hints
 
 from annotated_types import Ge, Gt, Le, Lt
 
@@ -68,22 +68,23 @@ class SchemaField:
         return self.type in (int, float)
 
     @property
-    def lower(self) -> tuple[float, bool] | None:
-        """(bound, inclusive) of the lower bound, if any."""
+    def lower(self) -> tuple[Any, bool] | None:
+        """(bound, inclusive) of the lower bound, if any; annotated_types types a bound only
+        as comparable, the schema's are numbers."""
         for b in self.bounds:
             if isinstance(b, Ge):
-                return b.ge, True  # type: ignore[return-value]
+                return b.ge, True
             if isinstance(b, Gt):
-                return b.gt, False  # type: ignore[return-value]
+                return b.gt, False
         return None
 
     @property
-    def upper(self) -> tuple[float, bool] | None:
+    def upper(self) -> tuple[Any, bool] | None:
         for b in self.bounds:
             if isinstance(b, Le):
-                return b.le, True  # type: ignore[return-value]
+                return b.le, True
             if isinstance(b, Lt):
-                return b.lt, False  # type: ignore[return-value]
+                return b.lt, False
         return None
 
     @property
@@ -316,7 +317,7 @@ def check_config(cfg: Any) -> tuple[Any, list[str]]:
         return None, [f"{key}=???: must be set (it has no default)" for key in missing]
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)
-    problems = value_problems(container)  # type: ignore[arg-type]
+    problems = value_problems(cast(dict[str, Any], container))  # the config's keys are str
     if problems:
         return None, problems
     problems = cross_problems(cfg)
@@ -463,7 +464,7 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
     from place.memory.telemetry import disable_telemetry
 
     disable_telemetry()  # before mem0's first import, which reads MEM0_TELEMETRY once
-    from place.agent.answer import AnswerModel, AnswerPrompt
+    from place.agent.answer import AnswerPrompt
     from place.agent.native import as_message, extraction_prompt
     from place.memory.mem0_compat import (
         fact_retrieval_prompt,
@@ -485,11 +486,10 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
     prompt = AnswerPrompt(
         cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory
     )
-    model = AnswerModel(None, prompt, answer_cap)  # type: ignore[arg-type]
     questions = [t.text for _, t, _ in trajectory.queries()] + [p.text for p in trajectory.probes]
     if questions:
         question = max(questions, key=count)
-        size = _messages_tokens(count, model.messages(question, shown)) + padding
+        size = _messages_tokens(count, prompt.messages(question, shown)) + padding
         needs.append(
             PromptNeed(
                 f"the answer prompt with experiment.k={k} items",
@@ -503,7 +503,7 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
         for conv, turn, _ in trajectory.queries():
             dialogue, answers = dialogue_before(conv, turn)
             size = (
-                _messages_tokens(count, model.messages(turn.text, shown, dialogue))
+                _messages_tokens(count, prompt.messages(turn.text, shown, dialogue))
                 + padding
                 + answers * answer_cap
             )
@@ -587,7 +587,7 @@ def _defaults() -> dict[str, Any]:
         cfg = compose(CONFIG_NAME)
     container = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(container, dict)
-    return container  # type: ignore[return-value]
+    return cast(dict[str, Any], container)  # the config's keys are str
 
 
 def _short(value: Any) -> str:

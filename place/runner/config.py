@@ -28,6 +28,7 @@ from annotated_types import Ge, Gt, Le
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from place.runtime.cache import CACHE_MODES as LLM_CACHE_MODES
 from place.runtime.registry import RUNTIMES as RUNTIME_BUILDERS
 
 # --- value rules (Annotated metadata) ----------------------------------------------------------
@@ -170,7 +171,7 @@ else:
     """`model.runtime`: the registered LLM runtimes (`place.runtime.registry`)."""
     BackendKind = _names("BackendKind", ("qdrant-local", "qdrant-server"))
     """`backend.kind`: embedded Qdrant (local mode) or a Qdrant server."""
-    CacheMode = _names("CacheMode", ("read-write", "replay-only"))
+    CacheMode = _names("CacheMode", LLM_CACHE_MODES)
     """`cache.mode`: serve hits and store misses, or treat a miss as an error."""
     GeneratedDesign = _names("GeneratedDesign", ("paper", "small"))
     """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter."""

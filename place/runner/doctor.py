@@ -36,7 +36,7 @@ def doctor_main(argv: Sequence[str]) -> int:
                 "problems": [],
             }
         else:
-            report = build_runtime(model, Path("/dev/null")).doctor()  # type: ignore[attr-defined]
+            report = build_runtime(model, Path("/dev/null")).doctor()
     except PlaceError as exc:
         for problem in getattr(exc, "problems", None) or [str(exc)]:
             print(f"place doctor: error: {problem}", file=sys.stderr)

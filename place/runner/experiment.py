@@ -55,7 +55,8 @@ GOVERNANCE_POLICIES = ("qasc", "posthoc")
 
 
 def fact_list(facts: Iterable[Fact | tuple[str, ...]]) -> list[tuple[str, str, str, str]]:
-    return sorted(tuple(f) for f in facts)  # type: ignore[misc]
+    rows = [Fact(*f) for f in facts]  # a tuple of any other length is refused here
+    return sorted((r.entity, r.predicate, r.value, r.scope) for r in rows)
 
 
 def _iso(day: dt.date | None) -> str | None:

@@ -15,11 +15,9 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from pydantic import BaseModel
-
 from place import atomic, faults
 from place.errors import PlaceError
-from place.records import RECORD_FILES
+from place.records import RECORD_FILES, RunRecord
 
 PROGRESS_SCHEMA = "place-progress/1"
 
@@ -95,8 +93,8 @@ class Journal:
                 offset += len(line)
             fh.truncate(offset)
 
-    def append(self, record: BaseModel) -> None:
-        kind = record.kind  # type: ignore[attr-defined]
+    def append(self, record: RunRecord) -> None:
+        kind = record.kind
         name = RECORD_FILES[kind][0]
         fh = self._files.get(name)
         if fh is None:

@@ -47,8 +47,16 @@ class _Builder:
     probes_after: dict[str, list[Probe]] = field(default_factory=dict)
     waiting_probes: list[Probe] = field(default_factory=list)
 
-    def add(self, kind: UnitKind, conv: Conversation, **kw: object) -> None:
-        self.units.append(Unit(len(self.units), kind, conv, **kw))  # type: ignore[arg-type]
+    def add(
+        self,
+        kind: UnitKind,
+        conv: Conversation,
+        *,
+        turns: tuple[Turn, ...] = (),
+        probes: tuple[Probe, ...] = (),
+        step: int | None = None,
+    ) -> None:
+        self.units.append(Unit(len(self.units), kind, conv, turns, probes, step))
 
     def flush(self, conv: Conversation) -> None:
         if self.pending:

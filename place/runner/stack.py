@@ -12,7 +12,7 @@ from typing import Any
 
 from place.errors import PlaceError
 from place.runtime.base import LLMRuntime, ModelIdentity, RuntimeUnavailable
-from place.runtime.cache import CachedChatModel, LLMCallCache
+from place.runtime.cache import CachedChatModel, LLMCallCache, cache_mode
 from place.runtime.registry import build_runtime
 from place.timing import PhaseTimer
 
@@ -65,11 +65,11 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
     from place.memory.backend import Backend
     from place.runtime.mem0_llm import install_cache
 
-    mode = str(cfg.cache.mode)  # a CacheMode: Hydra refused anything else while composing
+    mode = cache_mode(str(cfg.cache.mode))  # Hydra refused anything else while composing
     cache_path = Path(cfg.cache.path) if cfg.cache.path else run_dir / "llm_cache.sqlite"
     runtime = build_runtime(cfg.model, run_dir)
     timer = PhaseTimer()
-    with runtime, LLMCallCache(cache_path, mode, timer=timer) as cache:  # type: ignore[arg-type]
+    with runtime, LLMCallCache(cache_path, mode, timer=timer) as cache:
         identity = runtime.identity.cache_identity()
 
         def on_memory(memory: Any) -> None:

@@ -313,6 +313,17 @@ class LLMRuntime(ABC):
     def embedding_dims(self) -> int:
         """Embedding vector size (the Qdrant collection needs it)."""
 
+    def preflight(self) -> ModelIdentity | None:
+        """Check, before a run directory exists, that this runtime can serve the run.
+
+        Raises a `PlaceError` naming what is missing. The default has nothing to check: a
+        runtime that starts its own server (llama.cpp) finds out in `start`."""
+        return None
+
+    def doctor(self) -> dict[str, Any]:
+        """What a run would get from this runtime (`place doctor`), with any problems."""
+        raise NotImplementedError(f"{type(self).__name__} has no doctor report")
+
     def __enter__(self) -> Self:
         try:
             self.start()

@@ -16,13 +16,14 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, cast, get_args
 
 from place.errors import PlaceError
 from place.runtime.base import ChatModel, Message
 from place.timing import PhaseTimer
 
 CacheMode = Literal["read-write", "replay-only"]
+CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 _SELECT = "SELECT response FROM llm_calls WHERE key = ?"
 _SELECT_META = "SELECT response, meta FROM llm_calls WHERE key = ?"
 KEY_VERSION = 1  # bump when the key payload changes shape, so old entries stop matching
@@ -46,6 +47,13 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def cache_mode(value: str) -> CacheMode:
+    """`value` as a cache mode (a config's `cache.mode` is a string-valued enum)."""
+    if value not in CACHE_MODES:
+        raise ValueError(f"unknown cache mode {value!r}; allowed: {', '.join(CACHE_MODES)}")
+    return cast(CacheMode, value)
+
+
 class LLMCallCache:
     """sqlite-backed map from call key to response text, with hit/miss counters.
 
@@ -55,10 +63,8 @@ class LLMCallCache:
     def __init__(
         self, path: str | Path, mode: CacheMode = "read-write", timer: PhaseTimer | None = None
     ) -> None:
-        if mode not in ("read-write", "replay-only"):
-            raise ValueError(f"unknown cache mode {mode!r}")
         self.path = Path(path)
-        self.mode: CacheMode = mode
+        self.mode: CacheMode = cache_mode(mode)
         self.timer = timer or PhaseTimer()
         self.hits = 0
         self.misses = 0

@@ -52,7 +52,7 @@ def ensure_hf_offline() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:
-        constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
+        constants.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]  # reason: a module global the stub does not declare
 
 
 def minilm_mem0_embedder_config(model_dir: Path | None = None) -> dict[str, Any]:

@@ -254,9 +254,9 @@ def test_read_only_view_exposes_no_writes(backend: Backend) -> None:
     assert len(view.search("Alice", 3)) == 3
     assert len(view.scan().points) == 4
     with pytest.raises(AttributeError):
-        view.search = lambda *a: []  # type: ignore[method-assign]
+        view.search = lambda *a: []  # type: ignore[method-assign]  # reason: the test asserts it fails
     with pytest.raises(AttributeError):
-        view.store = store  # type: ignore[attr-defined]
+        view.store = store  # type: ignore[attr-defined]  # reason: the test asserts it fails
 
 
 class ScriptedLLM:
@@ -411,7 +411,7 @@ def test_add_dialogue_with_smollm2(llama_server: str, tmp_path: Path) -> None:
         assert added <= scan.ids()
         for e in events:
             if e["event"] == "ADD":
-                assert scan.point(e["id"]).text == e["memory"]  # type: ignore[union-attr]
+                assert scan.point(e["id"]).text == e["memory"]  # type: ignore[union-attr]  # reason: added ids are in the scan (asserted above)
         assert {r.memory_id for r in scan.history if r.event == "ADD"} == added
         assert b.timings["llm"] > 0
         # the fact-extraction call always happens; its raw output is kept for diagnosis

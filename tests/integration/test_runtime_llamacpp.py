@@ -211,14 +211,15 @@ def test_mem0_calls_through_the_runtime_record_truncation(
     from mem0.utils.factory import LlmFactory
 
     from place.runtime import LLMCallCache
+    from place.runtime.cache import CACHE_MODES, cache_mode
     from place.runtime.mem0_llm import CachingMem0LLM, RuntimeMem0LLM
 
     cfg = runtime.mem0_llm_config()
     config = LlmFactory.create(cfg["provider"], dict(cfg["config"])).config
     messages = [{"role": "user", "content": "List three facts about Paris as JSON."}]
     identity = runtime.identity.cache_identity()
-    for mode in ("read-write", "replay-only"):
-        with LLMCallCache(tmp_path / "cache.sqlite", mode) as cache:  # type: ignore[arg-type]
+    for mode in CACHE_MODES:
+        with LLMCallCache(tmp_path / "cache.sqlite", cache_mode(mode)) as cache:
             llm = CachingMem0LLM(RuntimeMem0LLM(config, runtime.chat), cache, identity)
             out = llm.generate_response(messages, response_format={"type": "json_object"})
             assert isinstance(out, str) and out.lstrip().startswith("{")

@@ -158,7 +158,7 @@ class FakeMem0LLM(LLMBase):
         super().__init__(BaseLlmConfig(model="fake-model", temperature=0.0))
         self.calls: list[dict[str, Any]] = []
 
-    def generate_response(  # type: ignore[override]
+    def generate_response(  # type: ignore[override]  # reason: a fake takes only what Mem0 passes
         self,
         messages: list[dict[str, Any]],
         response_format: Any = None,
@@ -233,7 +233,7 @@ class FlakyMem0LLM(FakeMem0LLM):
         super().__init__()
         self.remaining_failures = failures
 
-    def generate_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:  # type: ignore[override]
+    def generate_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:  # type: ignore[override]  # reason: a fake
         if self.remaining_failures > 0:
             self.remaining_failures -= 1
             self.calls.append({"failed": True})

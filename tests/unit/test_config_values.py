@@ -337,7 +337,7 @@ def test_dialogue_estimate_is_the_experiments_dialogue(name) -> None:
     answers = {q.id: "" for _, _, q in traj.queries()}
     stub = SimpleNamespace(journal=SimpleNamespace(state={"closed_loop": {"css": answers}}))
     for conv, turn, _ in traj.queries():
-        expected = Experiment._dialogue(stub, conv, turn, "css")  # type: ignore[arg-type]
+        expected = Experiment._dialogue(stub, conv, turn, "css")  # type: ignore[arg-type]  # reason: a stub with only the journal state
         assert dialogue_before(conv, turn)[0] == expected
 
 

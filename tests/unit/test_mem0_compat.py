@@ -232,7 +232,6 @@ def test_local_collection_sqlite_finds_the_local_mode_file(tmp_path: Path) -> No
         memory.close()
 
 
-
 def test_the_declared_dependency_ranges_are_the_supported_ranges() -> None:
     """pyproject.toml must not let pip install a release the version gate then refuses (or
     refuse one it supports): the declared specifier admits exactly [low, high)."""
