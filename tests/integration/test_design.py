@@ -8,10 +8,10 @@ import datetime as dt
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import inprocess
 import pytest
+from fakes.stores import FakeStore
 
 from place.design import EXTENDED, PAPER, Design, make_design
 from place.eligibility import Interpretation
@@ -64,20 +64,6 @@ def test_unknown_or_repeated_names_are_refused() -> None:
 
 
 # --- read policies on hand-built stores ---------------------------------------------------
-
-
-class FakeStore:
-    """FAKE read-only store: `search` is top-k by score, `search_filtered` ranks everything
-    (its records are all plain text, so QASC's payload filter would let all of them through)."""
-
-    def __init__(self, items: list[StoredItem]) -> None:
-        self.items = sorted(items, key=lambda i: (-(i.score or 0.0), i.id))
-
-    def search(self, query: str, limit: int) -> list[StoredItem]:
-        return self.items[:limit]
-
-    def search_filtered(self, query: str, limit: int | None, **_: Any) -> list[StoredItem]:
-        return self.items if limit is None else self.items[:limit]
 
 
 def item(i: str, text: str, score: float, **meta: str) -> StoredItem:

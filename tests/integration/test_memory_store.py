@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fakes.models import QueuedMem0LLM
 from inprocess import UNUSED_LLM
 
 from place.memory import (
@@ -259,17 +260,6 @@ def test_read_only_view_exposes_no_writes(backend: Backend) -> None:
         view.store = store  # type: ignore[attr-defined]  # reason: the test asserts it fails
 
 
-class ScriptedLLM:
-    """Stands in for ``memory.llm`` (as a runtime caching wrapper would): canned outputs."""
-
-    def __init__(self, outputs: list[str], config: Any) -> None:
-        self.outputs = list(outputs)
-        self.config = config
-
-    def generate_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> str:
-        return self.outputs.pop(0)
-
-
 def test_on_memory_hook_sees_every_memory(backend: Backend) -> None:
     before = len(BUILT)
     store = backend.open("hooked", "alice")
@@ -281,7 +271,7 @@ def test_on_memory_hook_sees_every_memory(backend: Backend) -> None:
 def test_add_dialogue_records_events_raw_output_and_swallowed_errors(backend: Backend) -> None:
     store = backend.open("dialogue", "alice")
     real_llm = store.memory.llm
-    store.memory.llm = ScriptedLLM(
+    store.memory.llm = QueuedMem0LLM(
         [
             '{"facts": ["Lives in Lisbon"]}',
             '{"memory": [{"id": "0", "text": "Lives in Lisbon", "event": "ADD"}]}',
@@ -298,7 +288,7 @@ def test_add_dialogue_records_events_raw_output_and_swallowed_errors(backend: Ba
     assert "generate_response" not in vars(store.memory.llm)
     # unparsable fact-extraction output: mem0 logs an error and adds nothing
     errors_before = backend.mem0_error_count
-    store.memory.llm = ScriptedLLM(['{"facts": ["Lives in'], real_llm.config)
+    store.memory.llm = QueuedMem0LLM(['{"facts": ["Lives in'], real_llm.config)
     assert store.add_dialogue(messages) == {"results": []}
     assert store.last_llm_responses == ('{"facts": ["Lives in',)
     assert len(store.last_add_errors) == 1

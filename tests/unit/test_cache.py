@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mem0.configs.llms.base import BaseLlmConfig
-from mem0.llms.base import LLMBase
+from fakes.models import FakeChatModel, FakeMem0LLM, FlakyMem0LLM
 
 from place.runtime import CachedChatModel, CacheMiss, LLMCallCache, RetryPolicy, RuntimeUnavailable
 from place.runtime.base import ChatModel
@@ -18,28 +15,6 @@ from place.runtime.mem0_llm import CachingMem0LLM, install_cache
 from place.timing import PhaseTimer
 
 MSGS = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hello"}]
-
-
-class FakeChatModel:
-    """A fake ChatModel: counts calls and answers deterministically from the input."""
-
-    def __init__(self, seed: int = 1, max_tokens: int = 16) -> None:
-        self.calls = 0
-        self._params = {"temperature": 0.0, "seed": seed, "max_tokens": max_tokens}
-
-    @property
-    def parameters(self) -> Mapping[str, Any]:
-        return self._params
-
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-    ) -> str:
-        self.calls += 1
-        return f"answer#{self.calls} to {messages[-1]['content']} fmt={response_format}"
 
 
 def test_fake_is_a_chat_model() -> None:
@@ -151,29 +126,6 @@ def test_failed_call_is_not_stored(tmp_path: Path) -> None:
 # --- CachingMem0LLM -------------------------------------------------------------------------
 
 
-class FakeMem0LLM(LLMBase):
-    """A fake mem0 LLM (LLMBase subclass): records calls, answers canned JSON / tool calls."""
-
-    def __init__(self) -> None:
-        super().__init__(BaseLlmConfig(model="fake-model", temperature=0.0))
-        self.calls: list[dict[str, Any]] = []
-
-    def generate_response(  # type: ignore[override]  # reason: a fake takes only what Mem0 passes
-        self,
-        messages: list[dict[str, Any]],
-        response_format: Any = None,
-        tools: Any = None,
-        tool_choice: str = "auto",
-        **kwargs: Any,
-    ) -> Any:
-        self.calls.append({"messages": messages, "response_format": response_format})
-        # Mimic mem0's Ollama provider, which mutates the caller's messages in place.
-        messages[-1]["content"] += " (mutated)"
-        if tools:
-            return {"content": None, "tool_calls": [{"name": "f", "arguments": {}}]}
-        return '{"facts": ["x"]}'
-
-
 def test_caching_mem0_llm_hit_and_miss(tmp_path: Path) -> None:
     inner = FakeMem0LLM()
 
@@ -224,21 +176,6 @@ def test_phase_timer() -> None:
     snap = t.snapshot()
     assert snap["llm"]["count"] == 2
     assert snap["llm"]["seconds"] >= 1.0
-
-
-class FlakyMem0LLM(FakeMem0LLM):
-    """Fake mem0 LLM whose first `failures` calls raise a transport-style ConnectionError."""
-
-    def __init__(self, failures: int) -> None:
-        super().__init__()
-        self.remaining_failures = failures
-
-    def generate_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:  # type: ignore[override]  # reason: a fake
-        if self.remaining_failures > 0:
-            self.remaining_failures -= 1
-            self.calls.append({"failed": True})
-            raise ConnectionError("connection refused")
-        return super().generate_response(messages, **kwargs)
 
 
 def test_caching_mem0_llm_retries_transport_errors(tmp_path: Path) -> None:

@@ -12,21 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.models import FakeEmbedder, FakeLLM
+from fakes.versions import FakeVersionLookup
 
 from place.errors import PlaceError
 from place.memory import mem0_compat
 from place.memory.mem0_compat import UnsupportedVersion, check_versions
-
-
-class FakeVersionLookup:
-    """FAKE ``installed_version``: answers from a dict instead of the installed metadata."""
-
-    def __init__(self, **versions: str | None) -> None:
-        self.versions = {"mem0ai": "1.0.11", "qdrant-client": "1.20.0"}
-        self.versions.update({k.replace("_", "-"): v for k, v in versions.items()})
-
-    def __call__(self, distribution: str) -> str | None:
-        return self.versions[distribution]
 
 
 def _fake_versions(monkeypatch: pytest.MonkeyPatch, **versions: str | None) -> None:
@@ -114,23 +105,6 @@ def test_backend_checks_versions_before_touching_anything(
 
 
 # --------------------------------------------------------------------------- Mem0 reaches
-
-
-class FakeEmbedder:
-    """FAKE embedder: a constant unit vector (never called while a Memory is built)."""
-
-    def embed(self, text: Any, memory_action: Any = None) -> list[float]:
-        return [1.0, 0.0, 0.0, 0.0]
-
-
-class FakeLLM:
-    """FAKE LLM: a canned fact-extraction answer."""
-
-    def __init__(self) -> None:
-        self.config = None
-
-    def generate_response(self, messages: Any, **kwargs: Any) -> str:
-        return '{"facts": []}'
 
 
 def _config(tmp_path: Path, client: Any) -> dict[str, Any]:
