@@ -23,6 +23,19 @@ PINNED_ENV: dict[str, str] = {
 }
 
 
+MINILM_DTYPE = "float64"
+"""The precision MiniLM computes in (place/memory/backend.py); vectors are stored as float32.
+
+Capping the instruction set is not enough across processor vendors: MKL's `MKL_CBWR=AVX2`
+branch is reproducible on Intel processors only, and on an AMD EPYC the same float32
+embeddings came out a few ulps apart from an Intel Xeon's, which moved recorded similarity
+scores in their sixth decimal. In float64 those kernel differences sit ~1e-16 below the
+value, and rounding to the float32 vector removes them: with float64, the smoke replay's
+records were identical under every kernel choice we could force on one machine (MKL branch
+AVX2/AVX/COMPATIBLE, torch avx2/avx512, oneDNN AVX2/AVX-512, OpenBLAS Haswell/SkylakeX),
+where float32 changed seven record lines. It costs ~8 ms per embedding on one thread."""
+
+
 def pin_cpu_kernels() -> None:
     for key, value in PINNED_ENV.items():
         os.environ.setdefault(key, value)
@@ -33,6 +46,7 @@ def compute_identity() -> dict[str, Any]:
     info: dict[str, Any] = {
         "cpu": _cpu_model(),
         "env": {k: os.environ.get(k) for k in PINNED_ENV},
+        "minilm_dtype": MINILM_DTYPE,
         "llama_cpp_system_info": None,
         "torch_cpu_capability": None,
     }

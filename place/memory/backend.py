@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from place.determinism import MINILM_DTYPE
 from place.memory import ids, mem0_compat, telemetry
 from place.memory.config import (
     acquire_qdrant_client,
@@ -189,17 +190,7 @@ class Backend:
     # -- construction ---------------------------------------------------------------------
 
     def _build_embedder(self) -> Any:
-        if self.embedder_config.get("provider") == "huggingface":
-            import torch
-
-            # MiniLM is tiny: one thread embeds a query in ~15 ms, while torch's default
-            # (all cores) contends with the llama.cpp server for them and measured ~30x slower.
-            torch.set_num_threads(1)
-        config = {**self.embedder_config.get("config", {}), "embedding_dims": self.embedding_dims}
-        # Fixed points of Qdrant's normalization: clones copy vectors exactly (unit_vectors.py).
-        return FixedUnitEmbedder(
-            mem0_compat.create_embedder(self.embedder_config["provider"], config)
-        )
+        return build_embedder(self.embedder_config, self.embedding_dims)
 
     def _mem0_llm(self) -> Any:
         """Mem0's LLM for this backend's config, built once and timed under "llm"."""
@@ -266,3 +257,20 @@ class Backend:
 
 
 __all__ = ["Backend"]
+
+
+def build_embedder(embedder_config: dict[str, Any], dims: int) -> Any:
+    """The embedder every store of a backend shares, from a Mem0 `embedder` section."""
+    config = {**embedder_config.get("config", {}), "embedding_dims": dims}
+    inner = mem0_compat.create_embedder(embedder_config["provider"], config)
+    if embedder_config.get("provider") == "huggingface":
+        import torch
+
+        # MiniLM is tiny: one thread embeds a query in ~15 ms, while torch's default
+        # (all cores) contends with the llama.cpp server for them and measured ~30x slower.
+        torch.set_num_threads(1)
+        # Computed in float64 so that the float32 vector is the same on any x86-64
+        # processor, Intel or AMD (place/determinism.py, MINILM_DTYPE).
+        mem0_compat.sentence_transformer(inner).to(getattr(torch, MINILM_DTYPE))
+    # Fixed points of Qdrant's normalization: clones copy vectors exactly (unit_vectors.py).
+    return FixedUnitEmbedder(inner)

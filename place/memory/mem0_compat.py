@@ -176,6 +176,11 @@ def create_embedder(provider: str, config: dict[str, Any]) -> Any:
     return EmbedderFactory.create(provider, config, None)
 
 
+def sentence_transformer(embedder: Any) -> Any:
+    """The ``SentenceTransformer`` a Mem0 ``huggingface`` embedder holds (``.model``)."""
+    return embedder.model
+
+
 def create_llm(provider: str, config: dict[str, Any]) -> Any:
     """A Mem0 LLM client for ``provider`` built by Mem0's own factory."""
     from mem0.utils.factory import LlmFactory

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPARED = ("llama_cpp_system_info", "torch_cpu_capability", "env")
+COMPARED = ("llama_cpp_system_info", "torch_cpu_capability", "env", "minilm_dtype")
 
 
 def recorded_counterpart(manifest: dict[str, Any], root: Path = ROOT) -> Path | None:
