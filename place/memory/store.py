@@ -54,6 +54,9 @@ class MemoryStore:
         #: Raw LLM outputs of the last :meth:`add_dialogue` call (fact extraction first,
         #: then the ADD/UPDATE/DELETE/NONE decision if facts were found).
         self.last_llm_responses: tuple[str, ...] = ()
+        #: How each of those LLM calls ended (finish reason, token counts), one entry per
+        #: call; None where the runtime recorded nothing.
+        self.last_llm_calls: tuple[Any, ...] = ()
 
     # -- identity ------------------------------------------------------------------------
 
