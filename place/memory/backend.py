@@ -256,9 +256,6 @@ class Backend:
         return memory
 
 
-__all__ = ["Backend"]
-
-
 def build_embedder(embedder_config: dict[str, Any], dims: int) -> Any:
     """The embedder every store of a backend shares, from a Mem0 `embedder` section."""
     config = {**embedder_config.get("config", {}), "embedding_dims": dims}
@@ -274,3 +271,6 @@ def build_embedder(embedder_config: dict[str, Any], dims: int) -> Any:
         mem0_compat.sentence_transformer(inner).to(getattr(torch, MINILM_DTYPE))
     # Fixed points of Qdrant's normalization: clones copy vectors exactly (unit_vectors.py).
     return FixedUnitEmbedder(inner)
+
+
+__all__ = ["Backend", "build_embedder"]

@@ -177,7 +177,6 @@ else:
     """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter."""
 RUNTIMES = tuple(str(v) for v in Runtime)
 BACKEND_KINDS = tuple(str(v) for v in BackendKind)
-CACHE_MODES = tuple(str(v) for v in CacheMode)
 # Enum defaults made once (a call in a dataclass default would be evaluated at class creation
 # anyway; naming them keeps the schema readable).
 DEFAULT_BACKEND = BackendKind("qdrant-local")
