@@ -4,7 +4,7 @@ A condition is (producer, read policy). This module is the one place that maps c
 producers and policies; the runner, the records, the metrics, the tables, the plots and the
 results loader all take a `Design`. The paper's 2 × 2 is `PAPER` (conditions Native, CSS,
 QASC, PLACE); `EXTENDED` crosses native, append and css with native, posthoc, decay and qasc
-(method.md §8). Any subset of registered producers and policies is a design.
+(docs/method.md §8). Any subset of registered producers and policies is a design.
 """
 
 from __future__ import annotations
@@ -15,13 +15,6 @@ from typing import Any
 
 from place.errors import PlaceError
 
-PRODUCER_DISPLAY: dict[str, str] = {"native": "Native", "append": "Append", "css": "CSS"}
-POLICY_DISPLAY: dict[str, str] = {
-    "native": "Native",
-    "posthoc": "Posthoc",
-    "decay": "Decay",
-    "qasc": "QASC",
-}
 PAPER_NAMES: dict[tuple[str, str], str] = {
     ("native", "native"): "Native",
     ("css", "native"): "CSS",
@@ -31,11 +24,28 @@ PAPER_NAMES: dict[tuple[str, str], str] = {
 """The paper's four conditions keep their names; every other one is `<Producer>/<Policy>`."""
 
 
+def producer_display(name: str) -> str:
+    """How condition names spell a producer: its declared display name (the registered name
+    by default; the name itself for a producer not registered in this process)."""
+    from place.producers import PRODUCERS
+
+    spec = PRODUCERS.get(name)
+    return name if spec is None else spec.display
+
+
+def policy_display(name: str) -> str:
+    """How condition names spell a read policy (as `producer_display`)."""
+    from place.policies import POLICIES
+
+    spec = POLICIES.get(name)
+    return name if spec is None else spec.display
+
+
 def condition_name(producer: str, policy: str) -> str:
     paper = PAPER_NAMES.get((producer, policy))
     if paper is not None:
         return paper
-    return f"{PRODUCER_DISPLAY.get(producer, producer)}/{POLICY_DISPLAY.get(policy, policy)}"
+    return f"{producer_display(producer)}/{policy_display(policy)}"
 
 
 @dataclass(frozen=True)

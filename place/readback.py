@@ -1,4 +1,4 @@
-"""The readback β: physical records -> facts (method.md §2).
+"""The readback β: physical records -> facts (docs/method.md §2).
 
 A record written by the certifier carries lifecycle metadata and is read from it; any
 other record is read from its text with the trajectory's lexicon. β is deterministic, never
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from place.eligibility import Interpretation, expired, is_eligible
+from place.eligibility import expired
 from place.lexicon import Lexicon
 from place.trajectory.model import Fact
 
@@ -33,30 +33,6 @@ LIFECYCLE_KEYS: tuple[str, ...] = (
     "valid_from",
     "valid_until",
 )
-ELIGIBILITY_KEY = "eligibility_key"
-"""Metadata key of a certified record: ``entity/predicate/scope/status`` (:func:`eligibility_key`).
-
-Redundant with the lifecycle keys on purpose: QASC pre-selects candidates with one test of
-this key (Qdrant local mode pays per condition per point); the certifier keeps it equal to
-the record's lifecycle and its readback verification checks that it does."""
-
-
-def eligibility_key(entity: str, predicate: str, scope: str, status: str) -> str:
-    """``entity/predicate/scope/status``: ids never contain ``/`` (trajectory ids match
-    ITEM_ID, statuses and the global scope are fixed words), so a key names one tuple."""
-    return f"{entity}/{predicate}/{scope}/{status}"
-
-
-def key_of(metadata: Mapping[str, Any]) -> str:
-    """The eligibility key a certified record's lifecycle metadata calls for."""
-    return eligibility_key(
-        str(metadata.get("entity")),
-        str(metadata.get("predicate")),
-        str(metadata.get("scope")),
-        str(metadata.get("status")),
-    )
-
-
 class StoredRecord(Protocol):
     """What β needs from a physical record: its text and its metadata."""
 
@@ -134,24 +110,16 @@ class Readback:
         """S^phys = β(X, day)."""
         return frozenset(rf.fact for r in records for rf in self.read_record(r, day))
 
-    def admits(self, record: StoredRecord, tau: Interpretation, day: dt.date) -> bool:
-        """QASC's E(m, q, τ): an eligible fact and no ineligible fact of the queried predicate."""
+    def predicate_facts(
+        self, record: StoredRecord, predicate: str, day: dt.date
+    ) -> tuple[ReadFact, ...]:
+        """β of `record` on `day`, restricted to one predicate: what E is decided on
+        (place.eligibility.admits). A plain record is read for just that predicate (β per
+        predicate is the cost) and counts as active with an open window."""
         meta = record.metadata or {}
         if is_certified(meta):
-            facts = [f for f in self.read_record(record, day) if f.predicate == tau.predicate]
-        else:
-            # Only the queried predicate matters: read just it (β per predicate is the cost).
-            facts = [
-                ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
-                for f in self.lexicon.read(record.text, tau.predicate)
-            ]
-        return any(is_eligible(f, tau) for f in facts) and all(is_eligible(f, tau) for f in facts)
-
-    def is_ineligible_exposure(
-        self, record: StoredRecord, tau: Interpretation, day: dt.date
-    ) -> bool:
-        """An exposed item holding a fact of the queried predicate that fails E."""
-        return any(
-            f.predicate == tau.predicate and not is_eligible(f, tau)
-            for f, _readable in self.held_facts(record, day)
+            return tuple(f for f in self.read_record(record, day) if f.predicate == predicate)
+        return tuple(
+            ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
+            for f in self.lexicon.read(record.text, predicate)
         )

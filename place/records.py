@@ -3,7 +3,7 @@
 Each record carries the reference values it is scored against (S*, Q*, gold), so that
 `place report RUN_DIR` recomputes the metrics from the run directory alone, without the
 trajectory file or any model. `docs/records.md` documents every file and field, and says how
-each figure of metrics.json is recomputed from them (method.md §7).
+each figure of metrics.json is recomputed from them (docs/method.md §7).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ RECORDS_SCHEMA = "place-records/4"
 """Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
 clean and injected reads of conflict probes, golds as written in the trajectory. /3: what
-the AOEP scorecard needs (method.md §10): per-event transitions and the previous checkpoint
+the AOEP scorecard needs (docs/method.md §10): per-event transitions and the previous checkpoint
 on post-update checkpoints, untrusted values on every checkpoint, forgotten values on every
 query and probe record. /4: every Native step records how each of its Mem0 LLM calls
 ended (`llm_calls`: finish reason and token counts)."""

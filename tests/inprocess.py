@@ -4,10 +4,12 @@ mode) and MiniLM, with the FAKE models of tests/fakes/scripted_chat.py (no LLM s
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fakes.scripted_chat import ScriptedChat, ScriptedMem0LLM
+from fakes.mem0_llm import FakeMem0LLM
+from fakes.scripted_chat import ScriptedChat
 
 from place.design import Design
 from place.trajectory.model import Trajectory
@@ -36,6 +38,34 @@ def backend(run_dir: Path, mem0_llm: Any = None) -> Any:
     )
 
 
+def compose(design: Design, overrides: Sequence[str] = (), concurrency: int = 1) -> Any:
+    """The real run configuration (configs/, the registered schema) for `design`, as
+    `place run` composes it, with `overrides` on top."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from place.runner.app import CONFIG_DIR, CONFIG_NAME
+    from place.runner.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        cfg = hydra_compose(
+            CONFIG_NAME,
+            overrides=[
+                f"design.name={design.name}",
+                f"design.producers=[{','.join(design.producers)}]",
+                f"design.policies=[{','.join(design.policies)}]",
+                "experiment.k=5",
+                f"answer.concurrency={concurrency}",
+                "progress=false",
+                *overrides,
+            ],
+        )
+    OmegaConf.resolve(cfg)
+    return cfg
+
+
 def run_inprocess(
     run_dir: Path,
     trajectory: Trajectory,
@@ -47,51 +77,38 @@ def run_inprocess(
     plots: bool = True,
     chat: Any = None,
     concurrency: int = 1,
+    overrides: Sequence[str] = (),
 ) -> dict:
-    """Run every condition of `design` on `trajectory` into `run_dir` and report it; the
+    """Run every condition of `design` on `trajectory` into `run_dir` and report it, wired
+    exactly as `place run` wires it (place.runner.wiring) from the real configuration; the
     manifest is what `place run` writes minus versions and timings (status complete).
     `chat` replaces the scripted answer model (e.g. one behind an LLM call cache)."""
-    from place.agent.answer import AnswerModel, AnswerPrompt
     from place.reference.replay import replay
     from place.report.report import write_report
-    from place.runner.app import counts
-    from place.runner.experiment import Experiment
     from place.runner.journal import Journal
+    from place.runner.wiring import build_experiment, run_header
 
+    cfg = compose(design, overrides, concurrency)
     run_dir.mkdir(parents=True, exist_ok=True)
     reference = replay(trajectory)
-    answers = AnswerModel(
-        chat if chat is not None else ScriptedChat(table),
-        AnswerPrompt("Answer from memory.", "{items}\nQuestion: {question}", "Earlier:\n{turns}"),
-        32,
-    )
-    with Journal(run_dir) as journal, backend(run_dir, ScriptedMem0LLM()) as store_backend:
-        experiment = Experiment(
-            trajectory,
-            reference,
-            store_backend,
-            answers,
-            journal,
-            k=5,
-            progress=False,
-            design=design,
-            policy_params={"decay": {"eta": 30.0, "kappa": 1.5, "theta": 0.1}},
-            concurrency=concurrency,
-        )
+    answers = chat if chat is not None else ScriptedChat(table)
+    with Journal(run_dir) as journal, backend(run_dir, FakeMem0LLM.scripted()) as store_backend:
+        experiment = build_experiment(cfg, trajectory, reference, store_backend, answers, journal)
         try:
             experiment.run()
         finally:
             experiment.close()
+    header = run_header(
+        trajectory,
+        reference,
+        experiment.design,
+        trajectory_header
+        or {"id": trajectory.id, "sha256": trajectory.sha256, "path": "trajectory.yaml"},
+        {"name": "scripted-fake", "runtime": "fake", "identity": "fake"},
+    )
     manifest = {
         "status": "complete",
-        "header": {
-            "trajectory": trajectory_header
-            or {"id": trajectory.id, "sha256": trajectory.sha256, "path": "trajectory.yaml"},
-            "model": {"name": "scripted-fake", "runtime": "fake", "identity": "fake"},
-            "counts": counts(trajectory, reference),
-            "conversation_ids": [c.id for c in trajectory.conversations],
-            "design": design.to_json(),
-        },
+        "header": header,
         "seeds": {"bootstrap": seeds[0], "resamples": seeds[1]},
     }
     (run_dir / "manifest.json").write_text(json.dumps(manifest))

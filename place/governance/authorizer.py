@@ -12,7 +12,7 @@ record whose eligibility key (entity/predicate/scope/status) is not one E can ad
 dropped after that single test; plain records (no key) and the query's candidates pass on
 to the principal test. β then decides E exactly on the candidates (windows, expiry). A
 Qdrant server uses a payload index on the key instead (ELIGIBILITY_INDEXES, created by the
-memory backend).
+memory backend). E itself, at every level, is place/eligibility.py.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from qdrant_client import models
-
-from place.eligibility import Interpretation
-from place.readback import (
-    ELIGIBILITY_KEY,
-    Readback,
-    eligibility_key,
+from place.eligibility import (
+    ELIGIBILITY_INDEXES,
+    Interpretation,
+    admits,
+    candidate_exclusions,
 )
-from place.trajectory.model import GLOBAL_SCOPE
+from place.readback import Readback
+
+__all__ = ["ELIGIBILITY_INDEXES", "NativeRead", "QASCRead", "ReadDecision"]
 
 if TYPE_CHECKING:
     # The one read-only store protocol (a read policy gets place.memory's read-only view).
@@ -70,27 +70,6 @@ class NativeRead:
         return ReadDecision(tuple(store.search(query, self.k)))
 
 
-def candidate_exclusions(tau: Interpretation) -> list[models.Condition]:
-    """The one `must_not` condition of QASC's query: a record with an eligibility key that is
-    not an active record of the queried entity and predicate in the query's scope or the
-    global scope cannot satisfy E. Records without the key (plain text) are not excluded
-    (a missing key matches no condition), nor are the query's own candidates."""
-    admissible = sorted(
-        eligibility_key(tau.entity, tau.predicate, scope, "active")
-        for scope in {tau.scope, GLOBAL_SCOPE}
-    )
-    return [
-        models.FieldCondition(
-            key=ELIGIBILITY_KEY, match=models.MatchExcept(**{"except": admissible})
-        )
-    ]
-
-
-ELIGIBILITY_INDEXES: dict[str, str] = {ELIGIBILITY_KEY: "keyword"}
-"""Payload indexes (key -> Qdrant field schema) for every key QASC's filter tests (user_id
-is Mem0's, indexed by Mem0). The memory backend creates them on a Qdrant server; local mode
-has no indexes (it scans)."""
-
 ADMIT_BOUND = 1_000_000
 """Rank limit of QASC's one filtered pass: above any store this harness builds."""
 
@@ -113,6 +92,6 @@ class QASCRead:
         # for plain ones. Candidate sets are small for certified stores (one slot), so
         # ranking all of them costs little; ADMIT_BOUND avoids a counting pass.
         candidates = store.search_filtered(query, ADMIT_BOUND, must_not=candidate_exclusions(tau))
-        admitted = [item for item in candidates if self.readback.admits(item, tau, day)]
+        admitted = [item for item in candidates if admits(self.readback, item, tau, day)]
         admitted.sort(key=lambda item: (-item.score, item.id))
         return ReadDecision(tuple(admitted[: self.k]), admitted=len(admitted))

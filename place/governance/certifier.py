@@ -14,15 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from place import faults
-from place.readback import (
-    ELIGIBILITY_KEY,
-    LIFECYCLE_MARKER,
-    LIFECYCLE_VERSION,
-    Readback,
-    eligibility_key,
-    is_certified,
-    key_of,
-)
+from place.eligibility import ELIGIBILITY_KEY, eligibility_key, key_of
+from place.readback import LIFECYCLE_MARKER, LIFECYCLE_VERSION, Readback, is_certified
 from place.reference.lifecycle import FactRecord, LifecycleState, Transition
 from place.trajectory.model import GLOBAL_SCOPE, Event, Schema
 

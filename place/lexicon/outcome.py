@@ -1,4 +1,4 @@
-"""Ω: the semantic outcome of an answer, and the F1 that scores it (method.md §4).
+"""Ω: the semantic outcome of an answer, and the F1 that scores it (docs/method.md §4).
 
 Ω(answer) is the set of canonical values of the queried predicate found in the answer, read
 with the same lexicon and historical-cue rule as β. When the answer names none, it is

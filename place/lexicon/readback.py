@@ -1,6 +1,6 @@
 """β over text: the facts a plain-text memory record states, read with the trajectory's lexicon.
 
-method.md §2: a predicate matches when one of its keywords occurs; the entity is each entity
+docs/method.md §2: a predicate matches when one of its keywords occurs; the entity is each entity
 whose name or alias occurs, else the principal; the scope is each scope whose alias occurs,
 else the predicate's `default_scope`, else `global`; every domain value that occurs yields a
 fact, except an occurrence that is historical (`place.lexicon.cues`).

@@ -59,4 +59,52 @@ class ReadOnlyStore(Protocol):
         ...
 
 
-__all__ = ["ReadOnlyStore", "StoredItem"]
+@runtime_checkable
+class WritableStore(ReadOnlyStore, Protocol):
+    """What a write producer may do with its row's store: everything a reader may, plus the
+    four ways of writing (the Native agent's LLM-driven add, raw messages, one certified
+    record, a metadata change) and physical removal. Producers are typed against it, as read
+    policies are against `ReadOnlyStore`; the narrow roles (`DialogueStore` for the Native
+    agent, `CertifiedStore` for the certifier) are subsets of it."""
+
+    @property
+    def memory(self) -> Any:
+        """The Mem0 `Memory` behind the store (the Native agent reads its prompts' inputs)."""
+        ...
+
+    @property
+    def last_add_errors(self) -> tuple[str, ...]:
+        """What Mem0 logged as failed during the last `add_dialogue`."""
+        ...
+
+    @property
+    def last_llm_calls(self) -> tuple[Any, ...]:
+        """How each model call of the last `add_dialogue` ended (None: not recorded)."""
+        ...
+
+    def add_dialogue(
+        self, messages: list[dict[str, Any]], metadata: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Mem0's own LLM-driven add over dialogue messages."""
+        ...
+
+    def add_messages(
+        self, messages: list[dict[str, Any]], metadata: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """Each message stored verbatim as its own record (no LLM); the stored texts."""
+        ...
+
+    def add_record(self, text: str, metadata: Mapping[str, Any] | None = None) -> str:
+        """One record stored verbatim with its metadata; its id."""
+        ...
+
+    def update_metadata(self, memory_id: str, changes: Mapping[str, Any]) -> None:
+        """Change a record's metadata; its text and vector stay."""
+        ...
+
+    def remove(self, memory_ids: Sequence[str], *, missing_ok: bool = False) -> None:
+        """Physically remove records and every trace of them."""
+        ...
+
+
+__all__ = ["ReadOnlyStore", "StoredItem", "WritableStore"]

@@ -9,19 +9,42 @@ goes through :mod:`place.memory.mem0_compat`.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from place.memory import ids, mem0_compat
 from place.memory.config import MEM0_CORE_KEYS, check_store_name
 from place.memory.filters import principal_filter, user_condition
 from place.memory.item import StoredItem
 from place.memory.scan import StoreScan, point_record, scan_history, scan_points
+from place.timing import PhaseTimer
 
-if TYPE_CHECKING:
-    from place.memory.backend import Backend
+
+class StoreHost(Protocol):
+    """What a store needs of the backend that opened it (`place.memory.backend.Backend`):
+    written as a protocol here so that the store does not import the backend, which imports
+    the store."""
+
+    timer: PhaseTimer
+    id_seed: int
+
+    @property
+    def local_path(self) -> Path | None: ...
+
+    def note_mem0_errors(self, n: int) -> None: ...
+
+    def local_collection_sqlite(self, name: str) -> sqlite3.Connection | None: ...
+
+    def exists(self, name: str) -> bool: ...
+
+    def open(self, name: str, principal: str) -> MemoryStore: ...
+
+    def drop_collection(self, name: str) -> None: ...
+
+    def forget(self, name: str) -> None: ...
 
 #: History event written by :meth:`MemoryStore.update_metadata` (Mem0 itself writes ADD,
 #: UPDATE and DELETE); old/new memory both carry the unchanged record text.
@@ -36,7 +59,7 @@ _SCROLL_PAGE = 256
 class MemoryStore:
     """One governed store: a Mem0 ``Memory``, its Qdrant collection and history DB."""
 
-    def __init__(self, backend: Backend, name: str, principal: str, memory: Any) -> None:
+    def __init__(self, backend: StoreHost, name: str, principal: str, memory: Any) -> None:
         self._backend = backend
         self._name = name
         self._principal = principal

@@ -1,4 +1,4 @@
-"""The AOEP scorecard (method.md §10): obligations and negative invariants, per item.
+"""The AOEP scorecard (docs/method.md §10): obligations and negative invariants, per item.
 
 Two numbers, never blended: a store that keeps nothing passes every negative invariant and
 keeps no obligation, so only the pair of them tells governance from amnesia. Every item is

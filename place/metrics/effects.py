@@ -1,4 +1,4 @@
-"""The effects of method.md §5 and §8 and their seeded intervals.
+"""The effects of docs/method.md §5 and §8 and their seeded intervals.
 
 LeakageDrop has a pair-level bootstrap (pairs resampled jointly across conditions). The
 longitudinal effects treat the trajectory as one unit: they get a conversation-block
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from place.design import PAPER, Design
+from place.design import PAPER, Design, policy_display, producer_display
 from place.metrics.endpoints import (
     checkpoint_f1,
     exposed_facts,
@@ -207,7 +207,7 @@ def longitudinal_effects(
     for producer in extra_producers(design):
         row = design.condition_name(producer, "native")
         if design.has("CSS", row):
-            out[f"StateGain_{display(producer)}"] = block_effect(
+            out[f"StateGain_{producer_display(producer)}"] = block_effect(
                 state, functools.partial(_gain, over=row), seed, resamples
             )
     return out
@@ -221,12 +221,6 @@ def extra_policies(design: Design) -> list[str]:
     return [r for r in design.policies if r not in PAPER.policies]
 
 
-def display(name: str) -> str:
-    from place.design import POLICY_DISPLAY, PRODUCER_DISPLAY
-
-    return PRODUCER_DISPLAY.get(name) or POLICY_DISPLAY.get(name) or name
-
-
 def extended_effects(
     queries: Sequence[QueryRecord],
     probes: Sequence[ProbeRecord],
@@ -234,23 +228,23 @@ def extended_effects(
     resamples: int = RESAMPLES,
     design: Design = PAPER,
 ) -> dict[str, Effect]:
-    """method.md §8: LeakageDrop_P for every extra producer; SupportCost_R and ExposureGap_R
+    """docs/method.md §8: LeakageDrop_P for every extra producer; SupportCost_R and ExposureGap_R
     on the CSS row for every extra policy."""
     out: dict[str, Effect] = {}
     for producer in extra_producers(design):
         native = design.condition_name(producer, "native")
         qasc = design.condition_name(producer, "qasc")
         if design.has(native, qasc):
-            out[f"LeakageDrop_{display(producer)}"] = leakage_drop(
+            out[f"LeakageDrop_{producer_display(producer)}"] = leakage_drop(
                 queries, seed, resamples, left=native, right=qasc
             )
     for policy in extra_policies(design):
         css_r = design.condition_name("css", policy)
         if design.has("PLACE", css_r):
-            out[f"SupportCost_{display(policy)}"] = probe_contrast(
+            out[f"SupportCost_{policy_display(policy)}"] = probe_contrast(
                 probes, "PLACE", css_r, "needed_support", seed, resamples
             )
-            out[f"ExposureGap_{display(policy)}"] = probe_contrast(
+            out[f"ExposureGap_{policy_display(policy)}"] = probe_contrast(
                 probes, css_r, "PLACE", "exposure_rate", seed, resamples
             )
     return out

@@ -1,4 +1,4 @@
-"""Per-condition endpoints of method.md §4, computed from per-item records only."""
+"""Per-condition endpoints of docs/method.md §4, computed from per-item records only."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class Factorization:
 
 def factorization(checkpoints: Iterable[CheckpointRecord], design: Design = PAPER) -> Factorization:
     """Every read policy of a write row must have observed the same readback at every
-    checkpoint, in world a and in every world b (method.md §4)."""
+    checkpoint, in world a and in every world b (docs/method.md §4)."""
     seen: dict[tuple[str, str, str, str | None], dict[str, frozenset]] = defaultdict(dict)
     for c in checkpoints:
         seen[(c.turn, c.checkpoint, c.world, c.query)][c.condition] = frozenset(

@@ -1,4 +1,4 @@
-"""`decay`: SSGM's freshness gate (method.md §8).
+"""`decay`: SSGM's freshness gate (docs/method.md §8).
 
 Every record carries the trajectory date it was written on (`written_on`, set by every
 producer). A record's similarity is weighted by w(Δ) = exp(−(Δ/η)^κ), Δ = days from
@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated
+
+from annotated_types import Ge, Gt, Le
 
 from place.eligibility import Interpretation
 from place.governance.authorizer import ReadDecision
+from place.params import Doc
 from place.policies.registry import PolicyContext, register_policy
 
 if TYPE_CHECKING:
@@ -31,11 +34,25 @@ def weight(days: float, eta: float, kappa: float) -> float:
     return math.exp(-((max(days, 0.0) / eta) ** kappa))
 
 
+@dataclass(frozen=True)
+class DecayParams:
+    """`design.decay`: the freshness gate's parameters (the one place their defaults live)."""
+
+    eta: Annotated[float, Gt(0), Le(100_000), Doc("decay: η, the freshness scale in days.")] = 30.0
+    kappa: Annotated[float, Gt(0), Le(100), Doc("decay: κ, the shape of w(Δ) = exp(−(Δ/η)^κ).")] = (
+        1.5
+    )
+    theta: Annotated[
+        float, Ge(0), Le(1), Doc("decay: θ, records whose weight w is below it are dropped.")
+    ] = 0.1
+
+
 class DecayRead:
     name = "decay"
 
-    def __init__(self, k: int, eta: float = 30.0, kappa: float = 1.5, theta: float = 0.1) -> None:
-        self.k, self.eta, self.kappa, self.theta = k, eta, kappa, theta
+    def __init__(self, k: int, params: DecayParams = DecayParams()) -> None:
+        self.k = k
+        self.eta, self.kappa, self.theta = params.eta, params.kappa, params.theta
 
     def read(
         self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
@@ -57,12 +74,6 @@ class DecayRead:
         return ReadDecision(tuple(scored[: self.k]), admitted=len(scored))
 
 
-@register_policy("decay")
-def decay(context: PolicyContext) -> DecayRead:
-    p = context.params
-    return DecayRead(
-        context.k,
-        eta=float(p.get("eta", 30.0)),
-        kappa=float(p.get("kappa", 1.5)),
-        theta=float(p.get("theta", 0.1)),
-    )
+@register_policy("decay", params=DecayParams, display="Decay")
+def decay(context: PolicyContext[DecayParams]) -> DecayRead:
+    return DecayRead(context.k, context.params)

@@ -1,4 +1,4 @@
-"""`posthoc`: top-k by similarity first, then drop what E rejects (method.md §8).
+"""`posthoc`: top-k by similarity first, then drop what E rejects (docs/method.md §8).
 
 The same eligibility test as QASC, applied after truncation instead of before: it never
 exposes an ineligible item, but eligible support that ranked below k is lost. Comparing it
@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from place.eligibility import Interpretation
+from place.eligibility import Interpretation, admits
 from place.governance.authorizer import ReadDecision
 from place.policies.registry import PolicyContext, register_policy
 from place.readback import Readback
@@ -30,11 +30,11 @@ class PosthocRead:
         self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
         top = store.search(query, self.k)
-        kept = tuple(item for item in top if self.readback.admits(item, tau, day))
+        kept = tuple(item for item in top if admits(self.readback, item, tau, day))
         # `admitted`: what survived the filter (at most k), for comparison with QASC's count.
         return ReadDecision(kept, admitted=len(kept))
 
 
-@register_policy("posthoc")
-def posthoc(context: PolicyContext) -> PosthocRead:
+@register_policy("posthoc", governance=True, display="Posthoc")
+def posthoc(context: PolicyContext[None]) -> PosthocRead:
     return PosthocRead(context.k, context.readback)

@@ -1,15 +1,22 @@
-"""Read policies by name: one decorated definition registers a policy (docs/extending.md)."""
+"""Read policies by name: one decorated definition registers a policy (docs/extending.md).
+
+`@register_policy("name", params=..., governance=..., display=...)` declares everything the
+rest of the package needs: the factory, the parameter set (`design.<name>` in the run
+configuration, checked and documented from the declaration), whether its time counts as
+governance overhead, and how condition names spell it.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from place.eligibility import Interpretation
 from place.governance.authorizer import ReadDecision
 from place.readback import Readback
+from place.registry import Component, Registry
 
 if TYPE_CHECKING:
     from place.memory.item import ReadOnlyStore
@@ -25,28 +32,46 @@ class ReadPolicy(Protocol):
     ) -> ReadDecision: ...
 
 
+P = TypeVar("P")
+
+
 @dataclass(frozen=True)
-class PolicyContext:
-    """What a policy may be built from: the shared budget k, β, and its own config section."""
+class PolicyContext(Generic[P]):
+    """What a policy may be built from: the shared budget k, β, and its own parameters (an
+    instance of its declared parameter set, None when it declares none)."""
 
     k: int
     readback: Readback
-    params: Mapping[str, Any]
+    params: P
 
 
-PolicyFactory = Callable[[PolicyContext], ReadPolicy]
-POLICIES: dict[str, PolicyFactory] = {}
+PolicyFactory = Callable[[PolicyContext[Any]], ReadPolicy]
+PolicySpec = Component[PolicyFactory]
+POLICIES: Registry[PolicySpec] = Registry("read policy", "place.policies")
+
+FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
 
 
-def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
-    def decorate(factory: PolicyFactory) -> PolicyFactory:
-        if name in POLICIES:
-            raise ValueError(f"read policy {name!r} is registered twice")
-        POLICIES[name] = factory
+def register_policy(
+    name: str,
+    *,
+    params: type | None = None,
+    governance: bool = False,
+    display: str | None = None,
+) -> Callable[[FactoryT], FactoryT]:
+    """Register `factory(context) -> ReadPolicy` under `name`."""
+
+    def decorate(factory: FactoryT) -> FactoryT:
+        POLICIES.add(name, Component("read policy", name, factory, params, governance, display))
         return factory
 
     return decorate
 
 
-def build_policy(name: str, context: PolicyContext) -> ReadPolicy:
-    return POLICIES[name](context)
+def build_policy(
+    name: str, k: int, readback: Readback, values: Mapping[str, Any] | None = None
+) -> ReadPolicy:
+    """The policy `name` with budget k and its parameters from config `values` (checked
+    against its declaration; the declaration's defaults fill what is not given)."""
+    spec = POLICIES[name]
+    return spec.factory(PolicyContext(k, readback, spec.make_params(values)))

@@ -1,4 +1,4 @@
-"""`append`: raw conversational memory (method.md §8).
+"""`append`: raw conversational memory (docs/method.md §8).
 
 Mem0 `add(messages, infer=False)` with exactly the messages the Native producer passes, each
 stored verbatim as its own record: no LLM, no lifecycle, so stale values stay. The "naive
@@ -9,7 +9,7 @@ model, which is why it shows the write-side phenomenon on the embedded model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from place.agent.native import dialogue_messages
 from place.producers.registry import (
@@ -20,9 +20,12 @@ from place.producers.registry import (
 )
 from place.trajectory.model import Conversation, Turn
 
+if TYPE_CHECKING:
+    from place.memory.item import WritableStore
+
 
 class AppendWriter:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: WritableStore) -> None:
         self.store = store
 
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
@@ -32,13 +35,13 @@ class AppendWriter:
         stored = self.store.add_messages(messages, written_on(conv.date))
         return StepOutcome([{"event": "ADD", "memory": text} for text in stored])
 
-    def fork(self, store: Any) -> AppendWriter:
+    def fork(self, store: WritableStore) -> AppendWriter:
         return AppendWriter(store)
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """All state is in the store."""
 
 
-@register_producer("append")
-def append(store: Any, context: ProducerContext) -> AppendWriter:
+@register_producer("append", display="Append")
+def append(store: WritableStore, context: ProducerContext[None]) -> AppendWriter:
     return AppendWriter(store)

@@ -8,11 +8,14 @@ reading it back. Never calls the LLM.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from place.governance.certifier import Certifier, Provenance
 from place.producers.registry import ProducerContext, StepOutcome, register_producer
 from place.trajectory.model import Conversation, Turn
+
+if TYPE_CHECKING:
+    from place.memory.item import WritableStore
 
 
 class CSSWriter:
@@ -27,7 +30,7 @@ class CSSWriter:
                 operations.append(record.__dict__)
         return StepOutcome(operations)
 
-    def fork(self, store: Any) -> CSSWriter:
+    def fork(self, store: WritableStore) -> CSSWriter:
         return CSSWriter(self.certifier.fork(store))
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
@@ -40,6 +43,6 @@ class CSSWriter:
         self.certifier.adopt_store()
 
 
-@register_producer("css")
-def css(store: Any, context: ProducerContext) -> CSSWriter:
+@register_producer("css", display="CSS", governance=True)
+def css(store: WritableStore, context: ProducerContext[None]) -> CSSWriter:
     return CSSWriter(Certifier(store, context.schema, context.readback))

@@ -1,9 +1,11 @@
 """Write producers by name: one decorated definition registers a producer (docs/extending.md).
 
 A producer writes its row's store once per update step; every read policy of its row reads
-that store. `writer(store, context)` binds a producer to one store; a writer can `fork` onto
-a clone of its store (causal-pair world b) and `resume` its in-memory state after an
-interrupted run.
+that store. `factory(store, context)` binds a producer to one store (typed against
+`WritableStore`, as read policies are against `ReadOnlyStore`); a writer can `fork` onto a
+clone of its store (causal-pair world b) and `resume` its in-memory state after an
+interrupted run. `@register_producer("name", params=..., governance=..., display=...)`
+declares the rest, as for read policies.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from place.readback import Readback
+from place.registry import Component, Registry
 from place.trajectory.model import Conversation, Schema, Turn
+
+if TYPE_CHECKING:
+    from place.memory.item import WritableStore
 
 
 @dataclass
@@ -30,7 +36,7 @@ class StepOutcome:
 class Writer(Protocol):
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome: ...
 
-    def fork(self, store: Any) -> Writer:
+    def fork(self, store: WritableStore) -> Writer:
         """A writer on a clone of this writer's store, continuing its state (world b)."""
         ...
 
@@ -39,27 +45,55 @@ class Writer(Protocol):
         ...
 
 
+P = TypeVar("P")
+
+
 @dataclass(frozen=True)
-class ProducerContext:
+class ProducerContext(Generic[P]):
+    """What a producer may be built from: the trajectory's schema, β, and its own parameters
+    (an instance of its declared parameter set, None when it declares none)."""
+
     schema: Schema
     readback: Readback
+    params: P = None  # type: ignore[assignment]  # reason: P is None for producers without parameters
 
 
-ProducerFactory = Callable[[Any, ProducerContext], Writer]
-PRODUCERS: dict[str, ProducerFactory] = {}
+ProducerFactory = Callable[["WritableStore", ProducerContext[Any]], Writer]
+ProducerSpec = Component[ProducerFactory]
+PRODUCERS: Registry[ProducerSpec] = Registry("producer", "place.producers")
+
+FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
 
 
-def register_producer(name: str) -> Callable[[ProducerFactory], ProducerFactory]:
-    def decorate(factory: ProducerFactory) -> ProducerFactory:
-        if name in PRODUCERS:
-            raise ValueError(f"producer {name!r} is registered twice")
-        PRODUCERS[name] = factory
+def register_producer(
+    name: str,
+    *,
+    params: type | None = None,
+    governance: bool = False,
+    display: str | None = None,
+) -> Callable[[FactoryT], FactoryT]:
+    """Register `factory(store, context) -> Writer` under `name`."""
+
+    def decorate(factory: FactoryT) -> FactoryT:
+        PRODUCERS.add(name, Component("producer", name, factory, params, governance, display))
         return factory
 
     return decorate
 
 
+def build_writer(
+    name: str,
+    store: WritableStore,
+    schema: Schema,
+    readback: Readback,
+    values: Any = None,
+) -> Writer:
+    """The producer `name` bound to `store`, with its parameters from config `values`."""
+    spec = PRODUCERS[name]
+    return spec.factory(store, ProducerContext(schema, readback, spec.make_params(values)))
+
+
 def written_on(day: dt.date) -> dict[str, str]:
-    """The `written_on` metadata every producer puts on every record it writes (method.md §8:
-    the decay policy reads it; Mem0 passes metadata to the store, not to its LLM)."""
+    """The `written_on` metadata every producer puts on every record it writes (docs/method.md
+    §8: the decay policy reads it; Mem0 passes metadata to the store, not to its LLM)."""
     return {"written_on": day.isoformat()}

@@ -1,4 +1,4 @@
-"""Lifecycle transitions of method.md §1, as a pure state machine over fact records.
+"""Lifecycle transitions of docs/method.md §1, as a pure state machine over fact records.
 
 The evaluator replays trusted events through it to get the reference state S*, and the CSS
 certifier drives its own, separate instance to derive G_t: the certifier never sees the

@@ -1,4 +1,4 @@
-"""Where values came from, and which values the user asked to forget (method.md §10).
+"""Where values came from, and which values the user asked to forget (docs/method.md §10).
 
 Evaluator-side, like the rest of `place.reference`: the AOEP negative invariants need, at
 every checkpoint, the values that so far occur only in untrusted (tool) turns, and, at every

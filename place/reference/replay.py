@@ -25,7 +25,7 @@ TransitionKind = Literal["assert", "supersede", "correct", "retract", "forget"]
 @dataclass(frozen=True)
 class EventTransition:
     """What one trusted event did to its slot's reference state (the AOEP obligations of
-    method.md §10 are judged against it at the event's post-update checkpoint)."""
+    docs/method.md §10 are judged against it at the event's post-update checkpoint)."""
 
     event: str
     kind: TransitionKind

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -20,6 +20,9 @@ from place.metrics import effects as fx
 from place.metrics import endpoints as ep
 from place.metrics.aoep import scorecard
 from place.records import RunRecords
+
+if TYPE_CHECKING:
+    from place.metrics.catalog import Endpoint
 
 __all__ = [
     "METRICS_SCHEMA",
@@ -31,7 +34,7 @@ __all__ = [
 
 METRICS_SCHEMA = "place-metrics/3"
 """/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
-and b with the first mismatch. /3: the AOEP scorecard (`aoep`, method.md §10)."""
+and b with the first mismatch. /3: the AOEP scorecard (`aoep`, docs/method.md §10)."""
 
 READABLE_SCHEMAS = ("place-metrics/2", METRICS_SCHEMA)
 """Layouts `load_metrics` reads: /2 differs only by lacking `aoep`."""
@@ -43,40 +46,69 @@ class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
-class ClosedLoopMetrics(_Part):
-    """Closed Loop (method.md §5): the agent's own answers feed back into the conversation."""
+class ConditionMetricsBase(_Part):
+    """One condition's endpoints (docs/method.md §4); rates in [0, 1], None when undefined.
 
-    state_correctness: float | None
-    """Equal to the primary state correctness: memory writes are unchanged in Closed Loop."""
-    exposure_rate: float | None
-    """Share of closed-loop query reads that exposed an ineligible record."""
-    joint_success: float | None
-    """Share of closed-loop queries answered correctly with no leakage."""
+    The fields are not written here: `ConditionMetrics` is built from the endpoint
+    declarations (`place.metrics.catalog`), one field per endpoint and one nested object per
+    group (`closed_loop`), each described by its declaration."""
+
+    def value(self, key: str) -> float | int | None:
+        """An endpoint's value by its (dotted) key."""
+        node: Any = self
+        for part in key.split("."):
+            node = getattr(node, part)
+        return cast(float | int | None, node)
 
 
-class ConditionMetrics(_Part):
-    """One condition's endpoints (method.md §4); rates in [0, 1], None when undefined."""
+def _condition_model() -> type[ConditionMetricsBase]:
+    """The per-condition model from the declared endpoints, in declaration order."""
+    from pydantic import create_model
 
-    state_correctness: float | None
-    """Share of checkpoints whose store equals the reference state (strict Ω)."""
-    leakage_rate: float | None
-    """Share of queries whose authorized context held an ineligible record."""
-    leakage_n: int
-    """Number of queries the leakage rate is over (both worlds' Q*)."""
-    answer_correctness: float | None
-    """Share of queries whose answer matched the gold value."""
-    joint_success: float | None
-    """Share of queries answered correctly with no leakage."""
-    needed_support: float | None
-    """Share of utility probes whose needed fact reached the answer model (clean reads)."""
-    exposure_rate: float | None
-    """Share of utility probes whose clean read exposed an ineligible record."""
-    conflict_harm: float | None
-    """Share of conflict probes answered with the conflicting value."""
-    deletion_residue: float | None
-    """Share of forgotten facts still readable after their deletion."""
-    closed_loop: ClosedLoopMetrics
-    """The Closed Loop variant's endpoints."""
+    from place.metrics.catalog import ENDPOINTS, GROUP_DOCS
+
+    def annotation(e: Endpoint) -> Any:
+        return int if e.kind == "count" else float | None
+
+    def describe(e: Endpoint) -> str:
+        better = "" if e.direction == "none" else f" ({e.direction} is better)"
+        return f"{e.display}: {e.doc}{better}"
+
+    top: dict[str, Any] = {}
+    groups: dict[str, dict[str, Any]] = {}
+    for _, e in ENDPOINTS.items():
+        spec = (annotation(e), Field(description=describe(e)))
+        if e.group is None:
+            top[e.key] = spec
+        else:
+            if e.group not in groups:
+                groups[e.group] = {}
+                top[e.group] = None  # keeps the group where its first endpoint is declared
+            groups[e.group][e.leaf] = spec
+    for group, fields in groups.items():
+        model = create_model(
+            f"{group.title().replace('_', '')}Metrics",
+            __base__=_Part,
+            __doc__=GROUP_DOCS.get(group, group),
+            **fields,
+        )
+        top[group] = (model, Field(description=GROUP_DOCS.get(group, group)))
+    return cast(
+        type[ConditionMetricsBase],
+        create_model(
+            "ConditionMetrics",
+            __base__=ConditionMetricsBase,
+            __doc__=ConditionMetricsBase.__doc__,
+            **top,
+        ),
+    )
+
+
+if TYPE_CHECKING:
+    ConditionMetrics = ConditionMetricsBase
+else:
+    ConditionMetrics = _condition_model()
+    """One condition's endpoints, a field per declared endpoint (place.metrics.catalog)."""
 
 
 class BlockEffect(_Part):
@@ -142,11 +174,11 @@ class MetricsDocument(_Part):
     conditions: dict[str, ConditionMetrics]
     """Per condition, in design order."""
     effects: dict[str, BlockEffect | PairEffect]
-    """Named effects (method.md §5, §8), in computation order."""
+    """Named effects (docs/method.md §5, §8), in computation order."""
     factorization: Factorization
     """The factorization check."""
     aoep: dict[str, dict[str, Any]] | None = None
-    """Per condition, the AOEP scorecard (method.md §10): `obligations` and `invariants`, each
+    """Per condition, the AOEP scorecard (docs/method.md §10): `obligations` and `invariants`, each
     with passed, total and per-kind passed/total/failed item ids. Absent in /2."""
     bootstrap: Bootstrap
     """The bootstrap's seed and resamples."""
@@ -172,27 +204,15 @@ def _interval(iv: tuple[float, float] | None) -> list[float | None] | None:
 def condition_metrics(
     records: RunRecords, condition: str, design: Design = PAPER
 ) -> ConditionMetrics:
-    leakage, n = ep.leakage_rate(records.queries, condition)
-    state = ep.state_correctness(records.checkpoints, condition)
-    return ConditionMetrics(
-        state_correctness=_round(state),
-        leakage_rate=_round(leakage),
-        leakage_n=n,
-        answer_correctness=_round(ep.answer_correctness(records.queries, condition)),
-        joint_success=_round(ep.joint_success_rate(records.queries, condition)),
-        needed_support=_round(ep.needed_support(records.probes, condition)),
-        exposure_rate=_round(ep.exposure_rate_probes(records.probes, condition)),
-        conflict_harm=_round(ep.conflict_harm(records.probes, condition)),
-        deletion_residue=_round(ep.deletion_residue(records.forgets, condition, design)),
-        closed_loop=ClosedLoopMetrics(
-            # Memory writes are unchanged in Closed Loop, so its state is the primary state.
-            state_correctness=_round(state),
-            exposure_rate=_round(
-                ep.exposure_rate_queries(records.queries, condition, "closed_loop")
-            ),
-            joint_success=_round(ep.joint_success_rate(records.queries, condition, "closed_loop")),
-        ),
-    )
+    """Every declared endpoint of one condition, from the records alone."""
+    from place.metrics.catalog import ENDPOINTS
+
+    doc: dict[str, Any] = {}
+    for _, e in ENDPOINTS.items():
+        value = e.compute(records, condition, design)
+        value = int(value or 0) if e.kind == "count" else _round(value)
+        (doc.setdefault(e.group, {}) if e.group else doc)[e.leaf] = value
+    return ConditionMetrics.model_validate(doc)
 
 
 def _block(e: fx.Effect) -> BlockEffect:

@@ -118,7 +118,7 @@ def _rate(family: dict[str, Any]) -> float | None:
 
 def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[float, float]]:
     """Obligation pass rate against negative-invariant pass rate, one point per condition
-    (method.md §10): the two are never blended, since a store that keeps nothing sits at the
+    (docs/method.md §10): the two are never blended, since a store that keeps nothing sits at the
     top left. Returns the plotted points, in design order.
 
     A condition with no obligation or no invariant item has no rate on that axis: it is left

@@ -1,4 +1,4 @@
-"""A replication study: one design run on N trajectories (method.md §9, docs/replications.md).
+"""A replication study: one design run on N trajectories (docs/method.md §9, docs/replications.md).
 
 The trajectory is the random unit. Per condition, every endpoint of `metrics.json` is
 averaged over the trajectories, with a 95 % percentile bootstrap interval that resamples
@@ -32,6 +32,7 @@ import pandas as pd
 from place import atomic
 from place.design import Design
 from place.errors import PlaceError
+from place.metrics.catalog import replicated
 from place.report.metrics import MetricsDocument, load_metrics
 from place.report.plots import color
 from place.report.tables import Table, fmt, to_csv, to_latex, to_markdown
@@ -39,17 +40,6 @@ from place.report.tables import Table, fmt, to_csv, to_latex, to_markdown
 CONFIDENCE = (2.5, 97.5)
 """Percentiles of the bootstrap distribution of the mean: a 95 % interval."""
 
-MAIN_ENDPOINTS = (
-    ("StateCorrectness", "state_correctness"),
-    ("LeakageRate", "leakage_rate"),
-    ("AnswerCorrectness", "answer_correctness"),
-    ("JointSuccess", "joint_success"),
-    ("NeededSupport", "needed_support"),
-    ("ExposureRate", "exposure_rate"),
-    ("ConflictHarm", "conflict_harm"),
-    ("ClosedLoop JointSuccess", "closed_loop.joint_success"),
-)
-"""The columns of the endpoints table (header, summary `name`); the summary has them all."""
 
 FOREST_ENDPOINT = ("JointSuccess", "joint_success")
 """The endpoint drawn per condition in the forest plot, below the effects."""
@@ -371,16 +361,19 @@ def _banner(docs: Sequence[MetricsDocument]) -> str | None:
 
 
 def endpoints_table(docs: Sequence[MetricsDocument], summary: pd.DataFrame) -> Table:
+    """A row per condition, a column per endpoint declared for the replication table
+    (place.metrics.catalog `replicate=True`); the summary has every endpoint."""
     runs = len(docs)
+    columns = replicated()
     rows = [
-        [c, *[cell(_row(summary, "endpoint", c, key), runs) for _, key in MAIN_ENDPOINTS]]
+        [c, *[cell(_row(summary, "endpoint", c, e.key), runs) for e in columns]]
         for c in check_docs(docs)
     ]
     return Table(
         "replications_endpoints",
         f"Replications: endpoints per condition over {runs} trajectories, "
         "mean [95 % trajectory-bootstrap interval] (min–max)",
-        ["Condition", *[h for h, _ in MAIN_ENDPOINTS]],
+        ["Condition", *[e.display for e in columns]],
         rows,
         banner=_banner(docs),
     )

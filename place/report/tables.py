@@ -15,11 +15,10 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
-from pydantic import BaseModel
-
 from place.design import PAPER
 from place.metrics.aoep import INVARIANTS, OBLIGATIONS
-from place.report.metrics import ConditionMetrics, MetricsDocument, PairEffect
+from place.metrics.catalog import Endpoint, in_table
+from place.report.metrics import MetricsDocument, PairEffect
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
 CONDITIONS = PAPER.names
@@ -70,48 +69,46 @@ def _label(metrics: MetricsDocument) -> str:
     return str(metrics.model["name"])
 
 
-def table1a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
+ENDPOINT_TABLES: dict[str, tuple[str, str]] = {
+    "table1a": ("Table 1 A: primary endpoints", "table1_primary"),
+    "table2a": ("Table 2 A: utility probes", "table2_utility"),
+    "table2b": ("Table 2 B: closed loop", "table2_closed_loop"),
+}
+"""The per-condition endpoint tables: name -> (title, section of the paper's values). Their
+columns are the endpoints declared in them (place.metrics.catalog), in declaration order."""
+
+
+def _endpoint_cell(e: Endpoint, value: Callable[[str], Any]) -> str:
+    text = fmt(value(e.key))
+    return text if e.count is None else f"{text} ({value(e.count)})"
+
+
+def _ungrouped(published: dict[str, Any]) -> Callable[[str], Any]:
+    """The paper's values are keyed by an endpoint's own name, without its group."""
+    return lambda key: published.get(key.rpartition(".")[2])
+
+
+def endpoint_table(name: str, runs: Sequence[MetricsDocument], paper: bool) -> Table:
+    """A per-condition table: one row per run and condition, a column per endpoint declared
+    in it; with `paper`, the paper's rows (its four conditions), labelled as the paper's."""
+    title, section = ENDPOINT_TABLES[name]
+    columns = in_table(name)
     rows = []
     for m in runs:
         for c in _conditions(m):
             w = m.conditions[c]
-            rows.append(
-                [
-                    _label(m),
-                    c,
-                    fmt(w.state_correctness),
-                    f"{fmt(w.leakage_rate)} ({w.leakage_n})",
-                    fmt(w.answer_correctness),
-                    fmt(w.joint_success),
-                ]
-            )
+            rows.append([_label(m), c, *[_endpoint_cell(e, w.value) for e in columns]])
     if paper:
-        for model, conds in paper_values()["table1_primary"].items():
+        for model, conds in paper_values()[section].items():
             for c in CONDITIONS:
-                v = conds[c]
-                rows.append(
-                    [
-                        f"paper: {model}",
-                        c,
-                        fmt(v["state_correctness"]),
-                        f"{fmt(v['leakage_rate'])} ({v['leakage_n']})",
-                        fmt(v["answer_correctness"]),
-                        fmt(v["joint_success"]),
-                    ]
-                )
-    return Table(
-        "table1a",
-        "Table 1 A: primary endpoints",
-        [
-            "Model",
-            "Condition",
-            "StateCorrectness",
-            "LeakageRate (n)",
-            "AnswerCorrectness",
-            "JointSuccess",
-        ],
-        rows,
-    )
+                published = _ungrouped(conds[c])
+                cells = [_endpoint_cell(e, published) for e in columns]
+                rows.append([f"paper: {model}", c, *cells])
+    return Table(name, title, ["Model", "Condition", *[e.tables[name] for e in columns]], rows)
+
+
+def table1a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
+    return endpoint_table("table1a", runs, paper)
 
 
 def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
@@ -145,7 +142,7 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         "Table 1 B: effects with 95 % intervals "
         "(LeakageDrop: pair bootstrap; others: conversation-block bootstrap, LOCO range)"
         + (
-            "; extended design (method.md §8): LeakageDrop_P pair bootstrap, StateGain_P "
+            "; extended design (docs/method.md §8): LeakageDrop_P pair bootstrap, StateGain_P "
             "conversation blocks, SupportCost_R and ExposureGap_R probe bootstrap"
             if len(names) > len(EFFECTS)
             else ""
@@ -155,57 +152,12 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     )
 
 
-def _per_condition(
-    name: str,
-    title: str,
-    key: str,
-    columns: list[tuple[str, str]],
-    pick: Callable[[ConditionMetrics], BaseModel],
-    runs: Sequence[MetricsDocument],
-    paper: bool,
-) -> Table:
-    rows = []
-    for m in runs:
-        for c in _conditions(m):
-            v = pick(m.conditions[c])
-            rows.append([_label(m), c, *[fmt(getattr(v, k)) for _, k in columns]])
-    if paper:
-        for model, conds in paper_values()[key].items():
-            for c in CONDITIONS:
-                rows.append([f"paper: {model}", c, *[fmt(conds[c][k]) for _, k in columns]])
-    return Table(name, title, ["Model", "Condition", *[h for h, _ in columns]], rows)
-
-
 def table2a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
-    return _per_condition(
-        "table2a",
-        "Table 2 A: utility probes",
-        "table2_utility",
-        [
-            ("NeededSupport", "needed_support"),
-            ("ExposureRate", "exposure_rate"),
-            ("ConflictHarm", "conflict_harm"),
-        ],
-        lambda v: v,
-        runs,
-        paper,
-    )
+    return endpoint_table("table2a", runs, paper)
 
 
 def table2b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
-    return _per_condition(
-        "table2b",
-        "Table 2 B: closed loop",
-        "table2_closed_loop",
-        [
-            ("StateCorrectness", "state_correctness"),
-            ("ExposureRate", "exposure_rate"),
-            ("JointSuccess", "joint_success"),
-        ],
-        lambda v: v.closed_loop,
-        runs,
-        paper,
-    )
+    return endpoint_table("table2b", runs, paper)
 
 
 AOEP_FAMILIES = (
@@ -220,7 +172,7 @@ def _passed_of(v: dict[str, Any] | None) -> str:
 
 
 def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
-    """The AOEP scorecard (method.md §10), one row per run and condition: obligations kept and
+    """The AOEP scorecard (docs/method.md §10), one row per run and condition: obligations kept and
     negative invariants held as `passed/total`, overall and per kind. The two are never
     blended (a store that keeps nothing holds every invariant). A metrics document without
     `aoep` (schema place-metrics/2 and older) adds no rows; `paper` adds none either, as the
@@ -245,7 +197,7 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         header += [title, *(k.capitalize() for k in kinds)]
     return Table(
         "aoep",
-        "AOEP scorecard: obligations kept and negative invariants held (method.md §10)",
+        "AOEP scorecard: obligations kept and negative invariants held (docs/method.md §10)",
         header,
         rows,
     )

@@ -16,9 +16,8 @@ from typing import Any, Protocol, cast
 from hydra.errors import CompactHydraException
 
 from place.errors import PlaceError
+from place.runner.config import CONFIG_DIR, CONFIG_NAME  # re-exported: the CLI and tests use them
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
-CONFIG_NAME = "config"
 EXIT_USAGE = 2
 EXIT_INVALID = 3
 """The run finished and its records are kept, but it is invalid (factorization check failed)."""
@@ -105,12 +104,27 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
                 for problem, nums in found.items()
             ]
         )
-    if preflight and configs[0].model.runtime == "ollama" and not sweeping:
-        # Server and models are checked before Hydra creates the run directory.
-        from place.runner.stack import build_runtime
-
-        build_runtime(configs[0].model, Path(os.devnull)).preflight()
+    if preflight and not sweeping:
+        # What the runtime can check (an Ollama server and its models) is checked before
+        # Hydra creates the run directory.
+        preflight_note(configs, sweeping)
     return configs
+
+
+def preflight_note(configs: Sequence[Any], sweeping: bool) -> str | None:
+    """Run the runtime's preflight (`LLMRuntime.preflight`; raises `PlaceError` naming what
+    is missing) and return its note for `place run --check` ("Ollama ready"), if any.
+
+    Single runs only: in a multirun nothing is asked, and the note says what was skipped
+    when some job's runtime has a preflight ("Ollama preflight skipped in a multirun")."""
+    from place.runtime.registry import configured_runtime
+
+    if not sweeping:
+        return configured_runtime(configs[0].model).preflight()
+    skipped = sorted(
+        {label for cfg in configs if (label := configured_runtime(cfg.model).preflight_label)}
+    )
+    return f"{' and '.join(skipped)} preflight skipped in a multirun" if skipped else None
 
 
 _FLAGS_WITH_VALUE = frozenset(
@@ -179,22 +193,20 @@ def resolve_path(path: str) -> str:
 
 def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
     """Entry point of `place run`; returns the process exit code. With `--check`: run the
-    checks (and the Ollama preflight), print one summary line and exit, creating nothing."""
+    checks (and the runtime's preflight), print one summary line and exit, creating nothing."""
     checking = "--check" in argv
     argv = [a for a in argv if a != "--check"]
+    sweeping = "-m" in argv or "--multirun" in argv
     try:
-        jobs = check_jobs(argv)
+        # `--check` runs the preflight itself, for its note.
+        jobs = check_jobs(argv, preflight=not checking)
+        note = preflight_note(jobs, sweeping) if checking else None
     except PlaceError as exc:
         for problem in getattr(exc, "problems", None) or [str(exc)]:
             print(f"place run: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if checking:
-        sweeping = "-m" in argv or "--multirun" in argv
-        ollama = any(cfg.model.runtime == "ollama" for cfg in jobs)
-        note = ""
-        if ollama:
-            note = "; Ollama preflight skipped in a multirun" if sweeping else "; Ollama ready"
-        print(f"config ok: {len(jobs)} job(s) checked{note}")
+        print(f"config ok: {len(jobs)} job(s) checked{f'; {note}' if note else ''}")
         return 0
     import hydra
 
@@ -246,40 +258,44 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
 
     from omegaconf import OmegaConf
 
-    from place.agent.answer import AnswerModel, AnswerPrompt
     from place.atomic import write_text
-    from place.design import make_design
     from place.records import RunRecords, truncated_calls
     from place.reference.replay import replay
     from place.reference.validate import load_trajectory
-    from place.runner.experiment import Experiment, Sections
     from place.runner.journal import Journal
     from place.runner.manifest import base_manifest
     from place.runner.stack import open_stack
+    from place.runner.wiring import (
+        build_experiment,
+        component_params,
+        design_of,
+        recorded_params,
+        run_header,
+    )
 
     started = time.perf_counter()
     traj_path, generated = trajectory_file(cfg.trajectory, run_dir)
     trajectory = load_trajectory(traj_path)
     reference = replay(trajectory)
-    design = make_design(cfg.design.name, cfg.design.producers, cfg.design.policies)
+    design = design_of(cfg)
     config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))  # a mapping
     with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
-        header = {
-            "trajectory": {
+        header = run_header(
+            trajectory,
+            reference,
+            design,
+            {
                 "id": trajectory.id,
                 "sha256": trajectory.sha256,
                 "path": cfg.trajectory.path if generated is None else "trajectory.yaml",
                 **({"generated": generated} if generated is not None else {}),
             },
-            "model": {
+            {
                 "name": cfg.model.name,
                 "runtime": cfg.model.runtime,
                 "identity": stack.identity.identity,
             },
-            "counts": counts(trajectory, reference),
-            "conversation_ids": [c.id for c in trajectory.conversations],
-            "design": design.to_json(),
-        }
+        )
         seeds = {
             "bootstrap": int(cfg.seeds.bootstrap),
             "resamples": int(cfg.seeds.resamples),
@@ -287,36 +303,16 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
         }
         manifest = base_manifest(config, header, seeds, Path(__file__).resolve().parents[2])
         manifest["model_identity"] = stack.identity.model_dump()
+        # Each parameterised producer and policy with the values it is built with.
+        manifest["parameters"] = recorded_params(design, component_params(cfg, design))
         previous = run_dir / "manifest.json"
         if previous.exists():  # a resumed run keeps when it began, and says when it resumed
             before = json.loads(previous.read_text(encoding="utf-8"))
             manifest["resumed"] = [*before.get("resumed", []), manifest["created"]]
             manifest["created"] = before.get("created", manifest["created"])
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
-        answer = AnswerModel(
-            stack.chat,
-            AnswerPrompt(
-                cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory
-            ),
-            int(cfg.answer.max_tokens),
-        )
-        experiment = Experiment(
-            trajectory,
-            reference,
-            stack.backend,
-            answer,
-            journal,
-            int(cfg.experiment.k),
-            Sections(
-                bool(cfg.experiment.primary),
-                bool(cfg.experiment.utility),
-                bool(cfg.experiment.closed_loop),
-            ),
-            progress=bool(cfg.progress),
-            on_phase=stack.set_phase,
-            design=design,
-            policy_params={"decay": dict(cfg.design.decay)},
-            concurrency=int(cfg.answer.concurrency),
+        experiment = build_experiment(
+            cfg, trajectory, reference, stack.backend, stack.chat, journal, on_phase=stack.set_phase
         )
         try:
             experiment.run()
@@ -356,16 +352,3 @@ def trajectory_file(t: Any, run_dir: Path) -> tuple[Path, dict[str, Any] | None]
     path = run_dir / "trajectory.yaml"
     write(int(t.seed), path, design=str(t.design), filler=int(t.filler))
     return path, {"seed": int(t.seed), "design": str(t.design), "filler": int(t.filler)}
-
-
-def counts(trajectory: Any, reference: Any) -> dict[str, int]:
-    kinds = [c.kind for c in reference.checkpoints]
-    return {
-        "conversations": len(trajectory.conversations),
-        "turns": len(trajectory.turns()),
-        "post_update_checkpoints": kinds.count("post-update"),
-        "pre_query_checkpoints": kinds.count("pre-query"),
-        "queries": len(trajectory.queries()),
-        "pairs": sum(1 for _, _, q in trajectory.queries() if q.pair_insert is not None),
-        "probes": len(trajectory.probes),
-    }

@@ -18,13 +18,10 @@ that finds problems (later stages need sound values):
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
 import functools
-import io
 import itertools
-import math
 import os
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -36,7 +33,7 @@ from typing import Annotated, Any, Union, cast, get_args, get_origin, get_type_h
 from annotated_types import Ge, Gt, Le, Lt
 
 from place.errors import PlaceError
-from place.runner.config import Doc, Rule, RunConfig
+from place.runner.config import Doc, Rule, run_schema
 
 # --- problems --------------------------------------------------------------------------------
 
@@ -113,8 +110,10 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def schema_fields(cls: type = RunConfig, prefix: str = "") -> list[SchemaField]:
-    """Every leaf key of the schema, in declaration order."""
+def schema_fields(cls: type | None = None, prefix: str = "") -> list[SchemaField]:
+    """Every leaf key of the schema (the run schema as the registries now declare it), in
+    declaration order."""
+    cls = run_schema() if cls is None else cls
     hints = get_type_hints(cls, include_extras=True)
     out: list[SchemaField] = []
     for f in dataclasses.fields(cls):
@@ -148,16 +147,24 @@ def schema_fields(cls: type = RunConfig, prefix: str = "") -> list[SchemaField]:
     return out
 
 
-@functools.cache
 def fields_by_key() -> dict[str, SchemaField]:
-    return {f.key: f for f in schema_fields()}
+    return _fields_by_key(run_schema())
 
 
 @functools.cache
+def _fields_by_key(schema: type) -> dict[str, SchemaField]:
+    return {f.key: f for f in schema_fields(schema)}
+
+
 def _adapter() -> Any:
+    return _schema_adapter(run_schema())
+
+
+@functools.cache
+def _schema_adapter(schema: type) -> Any:
     from pydantic import TypeAdapter
 
-    return TypeAdapter(RunConfig)
+    return TypeAdapter(schema)
 
 
 def show(value: Any) -> str:
@@ -237,26 +244,26 @@ def cross_problems(cfg: Any) -> list[str]:
                 "an http:// or https:// URL when backend.kind=qdrant-server",
             )
         )
-    if m.runtime == "ollama" and not m.ollama_model:
-        problems.append(
-            _problem(
-                "model.ollama_model",
-                m.ollama_model,
-                "an Ollama model tag (e.g. qwen2.5:7b) when model.runtime=ollama",
-            )
-        )
+    # What only the runtime can tell (Ollama needs a model tag; llama.cpp must read the GGUF):
+    # its builder or its own `config_problems`, phrased like every problem here.
+    try:
+        problems += _runtime(cfg).config_problems()
+    except PlaceError as exc:
+        problems.append(str(exc))
     for key, value in (
         ("model.max_tokens", m.max_tokens),
         ("answer.max_tokens", cfg.answer.max_tokens),
     ):
         if value >= m.n_ctx:
             problems.append(_problem(key, value, f"less than model.n_ctx ({m.n_ctx})"))
-    if m.runtime == "llamacpp" and not problems:
-        try:
-            token_counter(cfg)
-        except PlaceError as exc:
-            problems.append(str(exc))
     return problems
+
+
+def _runtime(cfg: Any) -> Any:
+    """The configured runtime, built and never started (place.runtime.registry)."""
+    from place.runtime.registry import configured_runtime
+
+    return configured_runtime(cfg.model)
 
 
 def trajectory_problems(cfg: Any) -> tuple[Any, list[str]]:
@@ -335,12 +342,6 @@ CHAT_TEMPLATE_TOKENS = 64
 """Allowance per call for the chat template's markup around the messages (role headers,
 end-of-turn tokens, a default system message some templates add, the assistant header)."""
 
-OLLAMA_CHARS_PER_TOKEN = 3.0
-"""Ollama exposes no tokenizer offline, so token counts are estimated as characters / 3.
-BPE tokenizers of the Qwen2.5 family average about 4 characters per token on English text
-(SmolLM2's tokenizer measures 4.1 to 4.6 on Mem0's prompts), so this overestimates English
-prompts by about a third; it is not conservative for scripts like Chinese or Japanese."""
-
 MEM0_RETRIEVED_MEMORIES = 10
 """Memories Mem0 shows its update-decision call. Mem0 retrieves up to 5 memories per
 extracted fact (deduplicated), so the number grows with the facts the model extracts from one
@@ -362,51 +363,11 @@ class PromptNeed:
 
 
 def token_counter(cfg: Any) -> Callable[[str], int]:
-    """Tokens of a text for the configured model: the GGUF's own tokenizer (llamacpp), or
-    characters / OLLAMA_CHARS_PER_TOKEN rounded up (ollama)."""
-    if cfg.model.runtime == "ollama":
-        return _char_counter
-    if cfg.model.gguf:
-        path = _resolve(str(cfg.model.gguf))
-    else:
-        from place.runtime.llamacpp import default_gguf_path
-
-        try:
-            path = str(default_gguf_path())
-        except PlaceError as exc:
-            raise PlaceError(f"model.gguf=null: {exc}") from None
-    return _gguf_counter(path)
-
-
-def _char_counter(text: str) -> int:
-    return math.ceil(len(text) / OLLAMA_CHARS_PER_TOKEN)
-
-
-@functools.lru_cache(maxsize=4)
-def _gguf_counter(path: str) -> Callable[[str], int]:
-    """Loads only the GGUF's vocabulary (no weights; well under a second)."""
-    try:
-        import llama_cpp
-    except ImportError:
-        raise PlaceError(
-            "model.runtime=llamacpp: needs llama-cpp-python (the project's 'embedded' extra)"
-        ) from None
-    try:
-        # llama.cpp logs through a Python callback that ignores verbose=False for some lines.
-        with contextlib.redirect_stderr(io.StringIO()):
-            llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
-        # Close before interpreter teardown: llama_cpp's __del__ fails once its module is gone.
-        atexit.register(llm.close)
-    except Exception as exc:  # llama_cpp raises ValueError, RuntimeError, ... for a bad file
-        raise PlaceError(
-            f"model.gguf={show(path)}: must be a GGUF file llama.cpp can read ({exc})"
-        ) from None
-
-    @functools.lru_cache(maxsize=65536)
-    def count(text: str) -> int:
-        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
-
-    return count
+    """Tokens of a text for the configured model, counted by its runtime without starting it
+    (`LLMRuntime.token_counter`: llama.cpp, the GGUF's own tokenizer; Ollama, an estimate
+    from the characters, `place.runtime.ollama.OLLAMA_CHARS_PER_TOKEN`)."""
+    counter: Callable[[str], int] = _runtime(cfg).token_counter()
+    return counter
 
 
 def _messages_tokens(count: Callable[[str], int], messages: Iterable[dict[str, str]]) -> int:
@@ -579,8 +540,7 @@ def _defaults() -> dict[str, Any]:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from place.runner.app import CONFIG_DIR, CONFIG_NAME
-    from place.runner.config import register_configs
+    from place.runner.config import CONFIG_DIR, CONFIG_NAME, register_configs
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
@@ -600,7 +560,7 @@ def _group_options() -> list[str]:
     """One line per option of each config group: the keys it sets."""
     import yaml
 
-    from place.runner.app import CONFIG_DIR
+    from place.runner.config import CONFIG_DIR
 
     lines = []
     for group in ("model", "backend", "trajectory", "experiment", "answer"):

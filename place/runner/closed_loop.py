@@ -1,4 +1,4 @@
-"""Closed Loop's dialogue context (method.md §4): the conversation's earlier turns, each
+"""Closed Loop's dialogue context (docs/method.md §4): the conversation's earlier turns, each
 earlier query answered by the condition's own generated answer (non-authoritative)."""
 
 from __future__ import annotations

@@ -20,45 +20,84 @@ import os
 import re
 import string
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, make_dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from annotated_types import Ge, Gt, Le
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from place.errors import PlaceError
+from place.params import Doc, Rule, config_node
 from place.runtime.cache import CACHE_MODES as LLM_CACHE_MODES
-from place.runtime.registry import RUNTIMES as RUNTIME_BUILDERS
+
+__all__ = [
+    "CONFIG_DIR",
+    "CONFIG_NAME",
+    "Doc",
+    "Rule",
+    "RunConfig",
+    "register_configs",
+    "run_schema",
+]
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+"""The YAML groups that mirror the schema (`configs/`)."""
+CONFIG_NAME = "config"
 
 # --- value rules (Annotated metadata) ----------------------------------------------------------
+# `Doc` and `Rule` live in place.params, where producers and read policies declare their
+# parameter sets the same way; the rules below are the run configuration's own.
 
 
-@dataclass(frozen=True)
-class Doc:
-    """What a key changes (for docs/configuration.md)."""
+class Registered(Rule):
+    """A name registered in a registry (read when checked, so a registration made after
+    this module was imported, e.g. by a plugin or a test, counts)."""
 
-    text: str
+    def __init__(self, registry: Callable[[], Iterable[str]], kind: str) -> None:
+        self.registry = registry
+        self.kind = kind
 
-
-class Rule:
-    """A value rule beyond the type and numeric bounds. pydantic runs `check` after the type
-    check; `allowed` says, for messages and the docs, which values pass."""
-
-    allowed: str = "a valid value"
+    @property
+    def allowed(self) -> str:  # type: ignore[override]  # reason: Rule.allowed is a class attribute; here it is read live from the registry
+        return "one of: " + ", ".join(self.registry())
 
     def check(self, value: Any) -> bool:
-        raise NotImplementedError
+        return value in set(self.registry())
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: Callable[[Any], Any]) -> Any:
-        from pydantic_core import core_schema
 
-        def validate(value: Any) -> Any:
-            if not self.check(value):
-                raise ValueError(f"must be {self.allowed}")
-            return value
+class RegisteredNames(Registered):
+    """A non-empty list of distinct names registered in a registry (producers or policies)."""
 
-        return core_schema.no_info_after_validator_function(validate, handler(source))
+    @property
+    def allowed(self) -> str:  # type: ignore[override]  # reason: Rule.allowed is a class attribute; here it is read live from the registry
+        return f"a non-empty list of distinct registered {self.kind} names: " + ", ".join(
+            self.registry()
+        )
+
+    def check(self, value: Any) -> bool:
+        names = list(value)
+        return bool(names) and len(set(names)) == len(names) and set(names) <= set(self.registry())
+
+
+def _runtimes() -> Iterable[str]:
+    from place.runtime.registry import RUNTIMES
+
+    return RUNTIMES
+
+
+def _producers() -> Iterable[str]:
+    from place.producers import PRODUCERS
+
+    return PRODUCERS
+
+
+def _policies() -> Iterable[str]:
+    from place.policies import POLICIES
+
+    return POLICIES
 
 
 class Pattern(Rule):
@@ -162,21 +201,16 @@ def _names(name: str, values: Iterable[str]) -> type[StrEnum]:
 
 
 if TYPE_CHECKING:  # mypy cannot read enums made by the functional API; all are StrEnums
-    Runtime = StrEnum
     BackendKind = StrEnum
     CacheMode = StrEnum
     GeneratedDesign = StrEnum
 else:
-    Runtime = _names("Runtime", RUNTIME_BUILDERS)
-    """`model.runtime`: the registered LLM runtimes (`place.runtime.registry`)."""
     BackendKind = _names("BackendKind", ("qdrant-local", "qdrant-server"))
     """`backend.kind`: embedded Qdrant (local mode) or a Qdrant server."""
     CacheMode = _names("CacheMode", LLM_CACHE_MODES)
     """`cache.mode`: serve hits and store misses, or treat a miss as an error."""
     GeneratedDesign = _names("GeneratedDesign", ("paper", "small"))
     """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter."""
-RUNTIMES = tuple(str(v) for v in Runtime)
-BACKEND_KINDS = tuple(str(v) for v in BackendKind)
 # Enum defaults made once (a call in a dataclass default would be evaluated at class creation
 # anyway; naming them keeps the schema readable).
 DEFAULT_BACKEND = BackendKind("qdrant-local")
@@ -195,8 +229,12 @@ class ModelConfig:
         Doc("Label used in run directory names and tables (e.g. smollm2-135m, qwen2.5-7b)."),
     ] = MISSING
     runtime: Annotated[
-        Runtime,
-        Doc("llamacpp: an embedded llama.cpp server child; ollama: a running Ollama server."),
+        str,
+        Registered(_runtimes, "LLM runtime"),
+        Doc(
+            "The registered LLM runtime (place.runtime.registry): llamacpp, an embedded "
+            "llama.cpp server child; ollama, a running Ollama server."
+        ),
     ] = MISSING
     gguf: (
         Annotated[
@@ -306,7 +344,7 @@ class TrajectoryConfig:
             Ge(0),
             Le(MAX_SEED),
             Doc(
-                "Generate the trajectory (`place generate`, method.md §9) with this seed "
+                "Generate the trajectory (`place generate`, docs/method.md §9) with this seed "
                 "instead of reading `path`; the file is written into the run directory as "
                 "trajectory.yaml. null = read `path`."
             ),
@@ -408,40 +446,6 @@ class SeedsConfig:
     resamples: Annotated[int, Ge(100), Le(100_000), Doc("Bootstrap resamples per interval.")] = 4000
 
 
-class RegisteredNames(Rule):
-    """A non-empty list of distinct names registered in a registry (producers or policies)."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.allowed = f"a non-empty list of distinct registered {kind} names: " + ", ".join(
-            self._registry()
-        )
-
-    def _registry(self) -> list[str]:
-        if self.kind == "producer":
-            from place.producers import PRODUCERS
-
-            return list(PRODUCERS)
-        from place.policies import POLICIES
-
-        return list(POLICIES)
-
-    def check(self, value: Any) -> bool:
-        names = list(value)
-        return bool(names) and len(set(names)) == len(names) and set(names) <= set(self._registry())
-
-
-@dataclass
-class DecayConfig:
-    eta: Annotated[float, Gt(0), Le(100_000), Doc("decay: η, the freshness scale in days.")] = 30.0
-    kappa: Annotated[float, Gt(0), Le(100), Doc("decay: κ, the shape of w(Δ) = exp(−(Δ/η)^κ).")] = (
-        1.5
-    )
-    theta: Annotated[
-        float, Ge(0), Le(1), Doc("decay: θ, records whose weight w is below it are dropped.")
-    ] = 0.1
-
-
 @dataclass
 class DesignConfig:
     name: Annotated[str, Label(), Doc("Label of the design (paper, extended, or your own).")] = (
@@ -449,15 +453,16 @@ class DesignConfig:
     )
     producers: Annotated[
         list[str],
-        RegisteredNames("producer"),
+        RegisteredNames(_producers, "producer"),
         Doc("Write producers crossed with the policies (native, append, css)."),
     ] = field(default_factory=lambda: ["native", "css"])
     policies: Annotated[
         list[str],
-        RegisteredNames("policy"),
+        RegisteredNames(_policies, "policy"),
         Doc("Read policies crossed with the producers (native, posthoc, decay, qasc)."),
     ] = field(default_factory=lambda: ["native", "qasc"])
-    decay: DecayConfig = field(default_factory=DecayConfig)
+    # One more section per producer or read policy that declares parameters
+    # (`design.decay.eta`, ...): added by `design_schema` from the declarations.
 
 
 @dataclass
@@ -477,12 +482,66 @@ class RunConfig:
     progress: Annotated[bool, Doc("Show a progress bar on stderr.")] = True
 
 
+RESERVED_DESIGN_KEYS = frozenset(f.name for f in fields(DesignConfig))
+
+
+def design_params() -> dict[str, type]:
+    """`design.<name>` sections: every registered producer's and read policy's parameter set,
+    in registration order (producers first). A name that both a producer and a policy use
+    for parameters, or one that shadows a design key, is refused: the section would be
+    ambiguous."""
+    from place.policies import POLICIES
+    from place.producers import PRODUCERS
+
+    out: dict[str, type] = {}
+    for registry in (PRODUCERS, POLICIES):
+        for name, spec in registry.items():
+            if spec.params is None:
+                continue
+            if name in out or name in RESERVED_DESIGN_KEYS:
+                raise PlaceError(
+                    f"{spec.kind} {name!r} declares parameters under design.{name}, which "
+                    f"{'another component' if name in out else 'the design itself'} already "
+                    "uses; register it under another name"
+                )
+            out[name] = spec.params
+    return out
+
+
+_SCHEMAS: dict[tuple[int, int], type] = {}
+
+
+def run_schema() -> type:
+    """`RunConfig` with the design's parameter sections as the registries now declare them
+    (rebuilt when a producer or policy is registered; the same class otherwise)."""
+    from place.policies import POLICIES
+    from place.producers import PRODUCERS
+
+    key = (PRODUCERS.version, POLICIES.version)
+    if key not in _SCHEMAS:
+        nodes = {name: config_node(params) for name, params in design_params().items()}
+        sections = [(name, node, field(default_factory=node)) for name, node in nodes.items()]
+        design = make_dataclass(
+            "DesignConfig", sections, bases=(DesignConfig,), namespace={"__module__": __name__}
+        )
+        _SCHEMAS.clear()
+        _SCHEMAS[key] = make_dataclass(
+            "RunConfig",
+            [("design", design, field(default_factory=design))],
+            bases=(RunConfig,),
+            namespace={"__module__": __name__},
+        )
+    return _SCHEMAS[key]
+
+
 def register_configs() -> None:
+    schema = run_schema()
+    design = {f.name: f.type for f in fields(schema)}["design"]
     cs = ConfigStore.instance()
-    cs.store(name="run_schema", node=RunConfig)
+    cs.store(name="run_schema", node=schema)
     cs.store(group="model", name="model_schema", node=ModelConfig)
     cs.store(group="backend", name="backend_schema", node=BackendConfig)
     cs.store(group="trajectory", name="trajectory_schema", node=TrajectoryConfig)
     cs.store(group="experiment", name="experiment_schema", node=ExperimentConfig)
     cs.store(group="answer", name="answer_schema", node=AnswerConfig)
-    cs.store(group="design", name="design_schema", node=DesignConfig)
+    cs.store(group="design", name="design_schema", node=design)

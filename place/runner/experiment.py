@@ -22,12 +22,12 @@ from tqdm import tqdm
 from place import faults
 from place.agent.answer import AnswerModel, DialogueTurn, answer_all
 from place.design import PAPER, Design
-from place.eligibility import Interpretation, is_eligible
+from place.eligibility import Interpretation, is_eligible, is_ineligible_exposure
 from place.governance.authorizer import ReadDecision
 from place.lexicon import Lexicon
 from place.lexicon.outcome import outcome
-from place.policies import PolicyContext, build_policy
-from place.producers import PRODUCERS, ProducerContext, Writer
+from place.policies import POLICIES, build_policy
+from place.producers import PRODUCERS, Writer, build_writer
 from place.readback import LIFECYCLE_KEYS, LIFECYCLE_MARKER, Readback, ReadFact, is_certified
 from place.records import (
     CheckpointRecord,
@@ -48,10 +48,6 @@ from place.runner import closed_loop, residue, snapshots
 from place.runner.journal import Journal
 from place.runner.plan import Unit, build_plan
 from place.trajectory.model import Conversation, Event, Fact, Probe, Trajectory, Turn
-
-GOVERNANCE_PRODUCERS = ("css",)
-GOVERNANCE_POLICIES = ("qasc", "posthoc")
-"""Whose time counts as governance overhead (manifest timings)."""
 
 
 def fact_list(facts: Iterable[Fact | tuple[str, ...]]) -> list[tuple[str, str, str, str]]:
@@ -141,7 +137,7 @@ class Experiment:
         progress: bool = True,
         on_phase: Callable[[str], None] | None = None,
         design: Design = PAPER,
-        policy_params: Mapping[str, Mapping[str, Any]] | None = None,
+        params: Mapping[str, Mapping[str, Any]] | None = None,
         concurrency: int = 1,
     ) -> None:
         self.traj = trajectory
@@ -156,11 +152,14 @@ class Experiment:
         self.rows = design.rows
         self.lexicon = Lexicon(trajectory.schema, trajectory.principal)
         self.readback = Readback(self.lexicon)
-        params = policy_params or {}
+        # Each component's `design.<name>` section (absent: its declared defaults).
+        self.params = dict(params or {})
         self.policies = {
-            r: build_policy(r, PolicyContext(k, self.readback, params.get(r, {})))
-            for r in design.policies
+            r: build_policy(r, k, self.readback, self.params.get(r)) for r in design.policies
         }
+        # Whose time counts as governance overhead (manifest timings): their declarations say.
+        self.governance_producers = {p for p in design.producers if PRODUCERS[p].governance}
+        self.governance_policies = {r for r in design.policies if POLICIES[r].governance}
         self.checkpoints = {(c.turn, c.kind): c for c in reference.checkpoints}
         self.previous = {
             (c.turn, c.kind): (p.turn, p.kind)
@@ -226,14 +225,15 @@ class Experiment:
             self.journal.state.get("snapshot"),
             self.journal.units_done,
         )
-        context = ProducerContext(self.traj.schema, self.readback)
         done = [
             (unit.turns, unit.conversation)
             for unit in units[: self.journal.units_done]
             if unit.kind == "step"
         ]
         for producer, store in self.stores.items():
-            writer = PRODUCERS[producer](store, context)
+            writer = build_writer(
+                producer, store, self.traj.schema, self.readback, self.params.get(producer)
+            )
             writer.resume(done)
             self.writers[producer] = writer
 
@@ -271,7 +271,7 @@ class Experiment:
             started = time.perf_counter()
             done = writers[producer].write(turns, conv)
             elapsed = time.perf_counter() - started
-            if producer in GOVERNANCE_PRODUCERS:
+            if producer in self.governance_producers:
                 self.governance_seconds += elapsed
             self.journal.append(
                 StepRecord(
@@ -358,7 +358,7 @@ class Experiment:
 
         started = time.perf_counter()
         decision = self.policies[policy].read(read_only_view(store), question, tau, day)
-        if policy in GOVERNANCE_POLICIES:
+        if policy in self.governance_policies:
             self.governance_seconds += time.perf_counter() - started
         return decision
 
@@ -389,7 +389,7 @@ class Experiment:
                     score=round(float(item.score or 0.0), 6),
                     facts=facts,
                     lifecycle=lifecycle_of(item.metadata),
-                    ineligible=self.readback.is_ineligible_exposure(item, tau, day),
+                    ineligible=is_ineligible_exposure(self.readback, item, tau, day),
                 )
             )
         return out

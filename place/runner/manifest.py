@@ -23,7 +23,6 @@ PACKAGES = (
     "torch",
     "hydra-core",
     "numpy",
-    "scipy",
     "pandas",
     "pydantic",
 )

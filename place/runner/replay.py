@@ -11,15 +11,23 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
     """`place run` for the recorded run's trajectory, experiment and model, into `run_dir`,
     answering every LLM call from `cache` (a copy: the run opens it for writing); a call the
     cache cannot answer fails the run instead of reaching a model."""
+    from place.runner.config import design_params
+
     config = manifest["config"]
     design = []
     if "design" in config:  # runs before designs existed are the paper's (the default)
         d = config["design"]
+        declared = design_params()  # the parameter sections producers and policies declare
         design = [
             f"design.name={d['name']}",
             f"design.producers=[{','.join(d['producers'])}]",
             f"design.policies=[{','.join(d['policies'])}]",
-            *(f"design.decay.{k}={v}" for k, v in d.get("decay", {}).items()),
+            *(
+                f"design.{name}.{k}={v}"
+                for name, section in d.items()
+                if name in declared and isinstance(section, dict)
+                for k, v in section.items()
+            ),
         ]
     t = config["trajectory"]
     if t.get("seed") is not None:  # a generated trajectory: generate it again, same bytes

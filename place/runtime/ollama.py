@@ -1,16 +1,26 @@
 """The Ollama runtime (the paper's setting: qwen2.5:7b + nomic-embed-text on a local server).
 
-`preflight()` runs before anything is written: it checks the server answers and both models
-are pulled, and records their digests. That matters beyond a friendly message: Mem0's
-Ollama embedder *pulls* a missing model on construction, which must never happen implicitly.
+Requests go through the official `ollama` Python client. `preflight()` runs before anything
+is written: it checks the server answers and both models are pulled, and records their
+digests. That matters beyond a friendly message: Mem0's Ollama embedder *pulls* a missing
+model on construction, which must never happen implicitly.
+
+Errors: the client raises httpx's transport errors (a connection refused becomes the builtin
+`ConnectionError`), which are retried under the run's `RetryPolicy` and then surface as
+`RuntimeUnavailable`; an HTTP error status (`ollama.ResponseError`) is an answer and is not
+retried: 404 (the model is not pulled) is `ModelMissing`, anything else
+`RuntimeRequestError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
 
 import httpx
+import ollama
+import pydantic
 
 from place.errors import PlaceError
 from place.runtime.base import (
@@ -29,7 +39,24 @@ from place.runtime.base import (
     check_response,
 )
 
+T = TypeVar("T")
+
 NOMIC_DIMS = 768
+
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (httpx.TransportError, ConnectionError)
+"""What the `ollama` client raises when no answer came: httpx's transport errors, and the
+builtin ConnectionError it turns httpx.ConnectError into. Retried; nothing else is."""
+
+OLLAMA_CHARS_PER_TOKEN = 3.0
+"""Ollama exposes no tokenizer offline, so token counts are estimated as characters / 3.
+BPE tokenizers of the Qwen2.5 family average about 4 characters per token on English text
+(SmolLM2's tokenizer measures 4.1 to 4.6 on Mem0's prompts), so this overestimates English
+prompts by about a third; it is not conservative for scripts like Chinese or Japanese."""
+
+
+def char_token_estimate(text: str) -> int:
+    """Tokens of `text` estimated as characters / OLLAMA_CHARS_PER_TOKEN, rounded up."""
+    return math.ceil(len(text) / OLLAMA_CHARS_PER_TOKEN)
 
 
 def _normalize(name: str) -> str:
@@ -37,18 +64,17 @@ def _normalize(name: str) -> str:
     return (name if ":" in name else f"{name}:latest").lower()
 
 
-def _context_length(show: Mapping[str, Any]) -> int | None:
+def _context_length(show: ollama.ShowResponse) -> int | None:
     """The model's trained context length from /api/show (`<architecture>.context_length`)."""
-    info = show.get("model_info") or {}
-    for key, value in info.items():
+    for key, value in (show.modelinfo or {}).items():
         if key.endswith(".context_length") and isinstance(value, int):
             return value
     return None
 
 
-def _default_num_ctx(show: Mapping[str, Any]) -> int | None:
+def _default_num_ctx(show: ollama.ShowResponse) -> int | None:
     """`num_ctx` set in the model's Modelfile parameters, if any (else Ollama's default)."""
-    for line in str(show.get("parameters") or "").splitlines():
+    for line in str(show.parameters or "").splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[0] == "num_ctx" and parts[1].isdigit():
             return int(parts[1])
@@ -63,12 +89,33 @@ def _wants_json(response_format: dict[str, Any] | None) -> bool:
     }
 
 
+def _ask(fn: Callable[[], T], *, retry: RetryPolicy, endpoint: str, what: str, model: str) -> T:
+    """One request through the client: transport errors retried, error answers mapped."""
+    try:
+        return call_with_retries(
+            fn, policy=retry, endpoint=endpoint, what=what, retry_on=TRANSPORT_ERRORS
+        )
+    except ollama.ResponseError as exc:
+        if exc.status_code == 404:
+            raise ModelMissing(
+                f"{endpoint} answered HTTP 404: {exc.error}. Is {model} pulled? "
+                f"(ollama pull {model})"
+            ) from None
+        raise RuntimeRequestError(
+            f"{endpoint} answered HTTP {exc.status_code}: {str(exc.error)[:500]}"
+        ) from None
+    except ollama.RequestError as exc:  # refused by the client before sending
+        raise RuntimeRequestError(f"request to {endpoint} not sent: {exc.error}") from None
+    except pydantic.ValidationError as exc:  # the client validates what it sends and gets
+        raise RuntimeRequestError(f"{endpoint}: malformed request or answer: {exc}") from None
+
+
 class OllamaChatModel(GeneratingChat):
     """ChatModel over Ollama's native POST /api/chat (non-streaming), with done_reason."""
 
     def __init__(
         self,
-        client: httpx.Client,
+        client: ollama.Client,
         base_url: str,
         model: str,
         *,
@@ -77,7 +124,7 @@ class OllamaChatModel(GeneratingChat):
         num_ctx: int | None,
         retry: RetryPolicy,
     ) -> None:
-        self._http = client
+        self._client = client
         self._url = base_url.rstrip("/") + "/api/chat"
         self._model = model
         self._seed = seed
@@ -110,27 +157,19 @@ class OllamaChatModel(GeneratingChat):
         }
         if self._num_ctx is not None:
             options["num_ctx"] = self._num_ctx
-        body: dict[str, Any] = {
-            "model": self._model,
-            "messages": messages,
-            "stream": False,
-            "options": options,
-        }
-        if _wants_json(response_format):
-            body["format"] = "json"
-        resp = call_with_retries(
-            lambda: self._http.post(self._url, json=body),
-            policy=self._retry,
+        fmt: Literal["json"] | None = "json" if _wants_json(response_format) else None
+        data = _ask(
+            lambda: self._client.chat(
+                model=self._model, messages=messages, options=options, format=fmt, stream=False
+            ),
+            retry=self._retry,
             endpoint=self._url,
             what="Ollama chat",
+            model=self._model,
         )
-        data = check_response(resp, self._url)
-        try:
-            content = data["message"]["content"]
-        except (KeyError, TypeError) as exc:
-            raise RuntimeRequestError(f"{self._url} returned an unexpected body: {data!r}") from exc
-        prompt, produced = data.get("prompt_eval_count"), data.get("eval_count")
-        finish = data.get("done_reason")
+        content = data.message.content
+        prompt, produced = data.prompt_eval_count, data.eval_count
+        finish = data.done_reason
         if (
             self._num_ctx is not None
             and prompt is not None
@@ -143,6 +182,8 @@ class OllamaChatModel(GeneratingChat):
 
 class OllamaRuntime(LLMRuntime):
     """An already running Ollama server with an LLM and an embedding model pulled."""
+
+    preflight_label = "Ollama"
 
     def __init__(
         self,
@@ -168,24 +209,34 @@ class OllamaRuntime(LLMRuntime):
         self.timeout = timeout
         self.preflight_timeout = preflight_timeout
         self.retry = retry or RetryPolicy()
-        self._session: httpx.Client | None = None
+        # Made on first use (constructing a runtime asks nothing of the server): one client
+        # for the model's calls, one with the short preflight timeout for the questions.
+        self._client: ollama.Client | None = None
+        self._query_client: ollama.Client | None = None
         self._identity: ModelIdentity | None = None
         self._chat: OllamaChatModel | None = None
-        self._show: Any = None
+        self._show: ollama.ShowResponse | None = None
 
-    def _http(self) -> httpx.Client:
-        if self._session is None:
-            self._session = httpx.Client(timeout=self.timeout)
-        return self._session
+    def _chat_client(self) -> ollama.Client:
+        if self._client is None:
+            self._client = ollama.Client(host=self.base_url, timeout=self.timeout)
+        return self._client
 
-    def _get(self, path: str) -> Any:
+    def _queries(self) -> ollama.Client:
+        if self._query_client is None:
+            self._query_client = ollama.Client(host=self.base_url, timeout=self.preflight_timeout)
+        return self._query_client
+
+    def _query(self, path: str, fn: Callable[[ollama.Client], T]) -> T:
+        """Ask the server `fn` (what the client sends to `path`), before or beside a run."""
         url = self.base_url + path
         try:
-            resp = call_with_retries(
-                lambda: self._http().get(url, timeout=self.preflight_timeout),
-                policy=self.retry,
+            return _ask(
+                lambda: fn(self._queries()),
+                retry=self.retry,
                 endpoint=url,
                 what="Ollama preflight",
+                model=self.model,
             )
         except RuntimeUnavailable as exc:
             raise RuntimeUnavailable(
@@ -193,18 +244,40 @@ class OllamaRuntime(LLMRuntime):
                 f"the Ollama server at {self.base_url} is unreachable ({exc}). Start it with "
                 f"`ollama serve` (or point base_url at a running server).",
             ) from exc
-        return check_response(resp, url)
 
-    def preflight(self) -> ModelIdentity:
+    def _version(self) -> str | None:
+        # The client (0.6) has no call for GET /api/version; ask it with httpx, as it would.
+        url = self.base_url + "/api/version"
+        response = httpx.get(url, timeout=self.preflight_timeout)
+        version = check_response(response, url).get("version")
+        return None if version is None else str(version)
+
+    # --- before a run (not started) ---------------------------------------------------------
+
+    def config_problems(self) -> list[str]:
+        """`model.ollama_model` is required (the builder passes "" when it is null)."""
+        if self.model:
+            return []
+        return [
+            "model.ollama_model=null: must be an Ollama model tag (e.g. qwen2.5:7b) "
+            "when model.runtime=ollama"
+        ]
+
+    def token_counter(self) -> Callable[[str], int]:
+        """characters / OLLAMA_CHARS_PER_TOKEN, rounded up: Ollama has no offline tokenizer."""
+        return char_token_estimate
+
+    def _check_server(self) -> ModelIdentity:
         """Check server and models; record digests. Raises before anything is written."""
-        version = self._get("/api/version").get("version")
-        tags = self._get("/api/tags")
+        problems = self.config_problems()
+        if problems:
+            raise PlaceError("; ".join(problems))
+        version = self._query("/api/version", lambda _: self._version())
+        tags = self._query("/api/tags", lambda c: c.list())
         available: dict[str, str] = {}
-        for entry in tags.get("models", []):
-            digest = entry.get("digest", "")
-            for key in ("name", "model"):
-                if entry.get(key):
-                    available[_normalize(entry[key])] = digest
+        for entry in tags.models:
+            if entry.model:
+                available[_normalize(entry.model)] = entry.digest or ""
         missing = [m for m in (self.model, self.embedder) if _normalize(m) not in available]
         if missing:
             commands = "; ".join(f"ollama pull {m}" for m in missing)
@@ -238,21 +311,17 @@ class OllamaRuntime(LLMRuntime):
         )
         return self._identity
 
-    def _model_show(self) -> Any:
+    def preflight(self) -> str:
+        """Check server and models and record digests (raises before anything is written:
+        unreachable server, model not pulled, n_ctx above the model's context length)."""
+        self._check_server()
+        return "Ollama ready"
+
+    def _model_show(self) -> ollama.ShowResponse:
         """/api/show of the LLM: asked once, then kept (it describes the pulled weights)."""
         if self._show is None:
-            self._show = self._post("/api/show", {"model": self.model})
+            self._show = self._query("/api/show", lambda c: c.show(self.model))
         return self._show
-
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
-        url = self.base_url + path
-        resp = call_with_retries(
-            lambda: self._http().post(url, json=body, timeout=self.preflight_timeout),
-            policy=self.retry,
-            endpoint=url,
-            what="Ollama preflight",
-        )
-        return check_response(resp, url)
 
     def doctor(self) -> dict[str, Any]:
         """What a run will get from this server (``place doctor``), and what is wrong.
@@ -263,12 +332,12 @@ class OllamaRuntime(LLMRuntime):
         refused by preflight (which raises), and no value at all is a problem (the server's
         default, 2048 on Ollama 0.5–0.8, would cut Mem0's prompts without an error).
         """
-        identity = self.preflight()
+        identity = self._check_server()
         show = self._model_show()
         loaded = [
             m
-            for m in self._get("/api/ps").get("models", [])
-            if _normalize(str(m.get("name") or m.get("model") or "")) == _normalize(self.model)
+            for m in self._query("/api/ps", lambda c: c.ps()).models
+            if _normalize(str(m.name or m.model or "")) == _normalize(self.model)
         ]
         trained = _context_length(show)
         problems = []
@@ -288,7 +357,7 @@ class OllamaRuntime(LLMRuntime):
             "run_seed": self.seed,
             "run_max_tokens": self.max_tokens,
             "loaded": bool(loaded),
-            "loaded_context_length": loaded[0].get("context_length") if loaded else None,
+            "loaded_context_length": loaded[0].context_length if loaded else None,
             "problems": problems,
         }
 
@@ -296,9 +365,9 @@ class OllamaRuntime(LLMRuntime):
         """Preflight and prepare the chat model; idempotent."""
         if self._chat is not None:
             return
-        self.preflight()
+        self._check_server()
         self._chat = OllamaChatModel(
-            self._http(),
+            self._chat_client(),
             self.base_url,
             self.model,
             seed=self.seed,
@@ -308,17 +377,18 @@ class OllamaRuntime(LLMRuntime):
         )
 
     def close(self) -> None:
-        """Close the HTTP client (the Ollama server is not ours to stop)."""
+        """Close the clients (the Ollama server is not ours to stop)."""
         self._chat = None
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        for client in (self._client, self._query_client):
+            if client is not None:
+                client.close()
+        self._client = self._query_client = None
 
     @property
     def identity(self) -> ModelIdentity:
         """Identity with the Ollama digests (after `preflight`/`start`)."""
         if self._identity is None:
-            raise PlaceError("OllamaRuntime: call start() (preflight) before reading identity")
+            raise PlaceError("OllamaRuntime: call start() or preflight() before reading identity")
         return self._identity
 
     @property

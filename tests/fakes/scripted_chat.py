@@ -1,23 +1,19 @@
-"""FAKE models for unit tests: a chat model and a Mem0 LLM that answer from a table.
+"""FAKE answer model for tests: a chat model that answers from a table.
 
 `ScriptedChat` stands in for the answer model: a question found in its table gets the
 scripted reply; any other question is answered by echoing the memory items it was shown (or
-"unknown" when it was shown none), so answers follow what the read policy exposed.
-`ScriptedMem0LLM` stands in for Mem0's LLM: every fact extraction returns the scripted facts
-(none by default), every update decision the scripted decision. Neither is a model; they
-let a whole factorial run in-process, through the real runner, records and report.
+"unknown" when it was shown none), so answers follow what the read policy exposed. It is no
+model; with `fakes.mem0_llm.FakeMem0LLM.scripted()` as Mem0's LLM it lets a whole factorial
+run in-process, through the real runner, records and report.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
 from collections.abc import Mapping
 from typing import Any
-
-from mem0.llms.base import LLMBase
 
 _ITEMS = re.compile(r"^- (.*)$", re.MULTILINE)
 
@@ -64,20 +60,3 @@ class ScriptedChat:
                 return reply
         shown = _ITEMS.findall(user)
         return " ".join(shown) if shown else "unknown"
-
-
-class ScriptedMem0LLM(LLMBase):
-    """FAKE Mem0 LLM (see module doc)."""
-
-    def __init__(self, facts: list[str] | None = None, decision: dict | None = None) -> None:
-        super().__init__(None)
-        self.facts = list(facts or [])
-        self.decision = decision or {"memory": []}
-        self.calls = 0
-
-    def generate_response(self, messages: list[dict], **_: Any) -> str:
-        self.calls += 1
-        text = " ".join(str(m.get("content", "")) for m in messages)
-        if "new_memory" in text or "Old Memory" in text or "old_memory" in text:
-            return json.dumps(self.decision)
-        return json.dumps({"facts": self.facts})

@@ -12,7 +12,7 @@ from builders import schema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from place.eligibility import Interpretation
+from place.eligibility import Interpretation, admits, is_ineligible_exposure
 from place.governance.authorizer import NativeRead, QASCRead
 from place.governance.certifier import Provenance, metadata_for, render
 from place.lexicon import Lexicon
@@ -105,13 +105,13 @@ def test_qasc_returns_only_and_all_eligible_records(backend, records, tau) -> No
         for text, metadata in records:
             store.add_record(text, metadata)
         points = store.scan().points
-        admissible = {p.id for p in points if READBACK.admits(p, tau, DAY)}
+        admissible = {p.id for p in points if admits(READBACK, p, tau, DAY)}
         decision = QASCRead(K, READBACK).read(read_only_view(store), "hotel flight diet", tau, DAY)
         returned = [item.id for item in decision.items]
         assert len(returned) == len(set(returned)) <= K
         for item in decision.items:
-            assert READBACK.admits(item, tau, DAY), item.text
-            assert not READBACK.is_ineligible_exposure(item, tau, DAY), item.text
+            assert admits(READBACK, item, tau, DAY), item.text
+            assert not is_ineligible_exposure(READBACK, item, tau, DAY), item.text
         if len(admissible) <= K:
             assert set(returned) == admissible
         else:

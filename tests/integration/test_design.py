@@ -14,12 +14,12 @@ import pytest
 from fakes.stores import FakeStore
 
 from place.design import EXTENDED, PAPER, Design, make_design
-from place.eligibility import Interpretation
+from place.eligibility import Interpretation, admits
 from place.errors import PlaceError
 from place.governance.authorizer import NativeRead, QASCRead
 from place.lexicon import Lexicon
 from place.memory.item import StoredItem
-from place.policies.decay import DecayRead, weight
+from place.policies.decay import DecayParams, DecayRead, weight
 from place.policies.posthoc import PosthocRead
 from place.readback import Readback
 from place.reference.validate import load_trajectory
@@ -96,7 +96,7 @@ def test_posthoc_never_exposes_an_ineligible_item() -> None:
     )
     out = PosthocRead(3, READBACK).read(store, "desk?", TAU, DAY)
     assert [i.id for i in out.items] == ["a", "c"]
-    assert all(READBACK.admits(i, TAU, DAY) for i in out.items)
+    assert all(admits(READBACK, i, TAU, DAY) for i in out.items)
 
 
 def test_decay_weight_is_the_ssgm_freshness_curve() -> None:
@@ -114,7 +114,7 @@ def test_decay_drops_old_records_and_ranks_by_weighted_score() -> None:
             item("undated", "desk 14 it is", 0.55),  # no written_on: w = 1
         ]
     )
-    out = DecayRead(5, eta=30, kappa=1.5, theta=0.1).read(store, "desk?", TAU, DAY)
+    out = DecayRead(5, DecayParams(eta=30, kappa=1.5, theta=0.1)).read(store, "desk?", TAU, DAY)
     assert [i.id for i in out.items] == ["undated", "recent"]
     assert out.admitted == 2
     assert out.items[1].score == pytest.approx(0.6 * weight(9, 30, 1.5))
@@ -127,13 +127,13 @@ def test_decay_drops_old_records_and_ranks_by_weighted_score() -> None:
 
 @pytest.mark.integration
 def test_append_stores_each_message_verbatim_one_record_per_message(tmp_path: Path) -> None:
-    from place.producers import PRODUCERS, ProducerContext
+    from place.producers import build_writer
 
     conv = SMOKE.conversations[0]
     turns = conv.turns[:3]
     with inprocess.backend(tmp_path) as backend:
         store = backend.open("append", SMOKE.principal)
-        writer = PRODUCERS["append"](store, ProducerContext(SMOKE.schema, READBACK))
+        writer = build_writer("append", store, SMOKE.schema, READBACK)
         done = writer.write(turns, conv)
         points = store.scan().points
     expected = [

@@ -57,7 +57,7 @@ def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
         assert (cold_run / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
 
 
-# The smoke trajectory's AOEP items (method.md §10): 1 forget, 4 transitions (2 supersedes,
+# The smoke trajectory's AOEP items (docs/method.md §10): 1 forget, 4 transitions (2 supersedes,
 # 1 correction, 1 retract), 6 queries with non-empty Q*, 4 conflict probes; 1 deletion
 # item, 3 untrusted values (one forwarded in world a, two in world-b inserts), 8 queries +
 # 6 probes read for exposure.

@@ -1,4 +1,4 @@
-"""The extended design (method.md §8) on the real stack: `place run design=extended
+"""The extended design (docs/method.md §8) on the real stack: `place run design=extended
 trajectory=smoke` with SmolLM2 behind llama.cpp, Mem0 on Qdrant local mode and MiniLM.
 
 The run starts from a copy of the paper run's LLM cache (the `cold_run` fixture), so the

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fakes.models import QueuedMem0LLM
+from fakes.mem0_llm import FakeMem0LLM
 from inprocess import UNUSED_LLM
 
 from place.memory import (
@@ -271,12 +271,12 @@ def test_on_memory_hook_sees_every_memory(backend: Backend) -> None:
 def test_add_dialogue_records_events_raw_output_and_swallowed_errors(backend: Backend) -> None:
     store = backend.open("dialogue", "alice")
     real_llm = store.memory.llm
-    store.memory.llm = QueuedMem0LLM(
+    store.memory.llm = FakeMem0LLM(
         [
             '{"facts": ["Lives in Lisbon"]}',
             '{"memory": [{"id": "0", "text": "Lives in Lisbon", "event": "ADD"}]}',
         ],
-        real_llm.config,
+        config=real_llm.config,
     )
     messages = [{"role": "user", "content": "I live in Lisbon."}]
     result = store.add_dialogue(messages)
@@ -288,7 +288,7 @@ def test_add_dialogue_records_events_raw_output_and_swallowed_errors(backend: Ba
     assert "generate_response" not in vars(store.memory.llm)
     # unparsable fact-extraction output: mem0 logs an error and adds nothing
     errors_before = backend.mem0_error_count
-    store.memory.llm = QueuedMem0LLM(['{"facts": ["Lives in'], real_llm.config)
+    store.memory.llm = FakeMem0LLM(['{"facts": ["Lives in'], config=real_llm.config)
     assert store.add_dialogue(messages) == {"results": []}
     assert store.last_llm_responses == ('{"facts": ["Lives in',)
     assert len(store.last_add_errors) == 1
@@ -478,7 +478,7 @@ def test_backend_creates_the_eligibility_indexes_on_a_server_only(
     from qdrant_client import QdrantClient
 
     import place.memory.backend as backend_module
-    from place.governance.authorizer import ELIGIBILITY_INDEXES
+    from place.eligibility import ELIGIBILITY_INDEXES
 
     calls: list[tuple[str, str, str]] = []
     real_acquire = backend_module.acquire_qdrant_client
@@ -517,8 +517,7 @@ def test_eligibility_indexes_cover_every_key_qasc_filters() -> None:
     (user_id is Mem0's own, indexed by Mem0)."""
     import datetime as dt
 
-    from place.eligibility import Interpretation
-    from place.governance.authorizer import ELIGIBILITY_INDEXES, candidate_exclusions
+    from place.eligibility import ELIGIBILITY_INDEXES, Interpretation, candidate_exclusions
 
     tau = Interpretation("alex", "hotel", "trip", dt.date(2026, 3, 1))
     assert {c.key for c in candidate_exclusions(tau)} == set(ELIGIBILITY_INDEXES)

@@ -1,4 +1,4 @@
-"""The recorded replication study (`experiments/replications/smollm2-135m/`, method.md §9).
+"""The recorded replication study (`experiments/replications/smollm2-135m/`, docs/method.md §9).
 
 Ten `small` generated trajectories (seeds 0-9), append and css × the four read policies.
 Fast checks: every job is complete and recorded on one clean commit, its trajectory file is

@@ -1,4 +1,4 @@
-"""AOEP scorecard (method.md §10) on hand-built record sets, and its reference inputs.
+"""AOEP scorecard (docs/method.md §10) on hand-built record sets, and its reference inputs.
 
 The record sets are tiny histories of one condition written by hand: alex's flight is set,
 superseded, his hotel retracted, his diet forgotten; a query and a conflict probe read the

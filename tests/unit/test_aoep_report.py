@@ -1,4 +1,4 @@
-"""The AOEP scorecard (method.md §10) in the report: its table and its plot.
+"""The AOEP scorecard (docs/method.md §10) in the report: its table and its plot.
 
 The metrics documents are written by hand (only the keys the report reads), so every cell
 of the table and every point of the plot is known in advance.
@@ -43,7 +43,7 @@ HEADER = [
     "Promotion",
     "Exposure",
 ]
-TITLE = "AOEP scorecard: obligations kept and negative invariants held (method.md §10)"
+TITLE = "AOEP scorecard: obligations kept and negative invariants held (docs/method.md §10)"
 
 
 def kinds(counts: dict[str, tuple[int, int]]) -> dict[str, Any]:

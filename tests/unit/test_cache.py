@@ -7,7 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from fakes.models import FakeChatModel, FakeMem0LLM, FlakyMem0LLM
+from fakes.mem0_llm import FakeMem0LLM
+from fakes.models import FakeChatModel
 
 from place.runtime import CachedChatModel, CacheMiss, LLMCallCache, RetryPolicy, RuntimeUnavailable
 from place.runtime.base import ChatModel
@@ -127,7 +128,7 @@ def test_failed_call_is_not_stored(tmp_path: Path) -> None:
 
 
 def test_caching_mem0_llm_hit_and_miss(tmp_path: Path) -> None:
-    inner = FakeMem0LLM()
+    inner = FakeMem0LLM.scripted(facts=["x"], mutate_messages=True)
 
     class FakeMemory:
         llm = inner
@@ -180,7 +181,7 @@ def test_phase_timer() -> None:
 
 def test_caching_mem0_llm_retries_transport_errors(tmp_path: Path) -> None:
     sleeps: list[float] = []
-    inner = FlakyMem0LLM(failures=2)
+    inner = FakeMem0LLM.flaky(failures=2, facts=["x"])
     policy = RetryPolicy(attempts=3, initial_backoff=0.001, sleep=sleeps.append)
     with LLMCallCache(tmp_path / "c.sqlite") as cache:
         llm = CachingMem0LLM(inner, cache, "ident", retry=policy, endpoint="http://x/v1")
@@ -193,7 +194,7 @@ def test_caching_mem0_llm_retries_transport_errors(tmp_path: Path) -> None:
 
 
 def test_caching_mem0_llm_records_failures_mem0_would_swallow(tmp_path: Path) -> None:
-    inner = FlakyMem0LLM(failures=10)
+    inner = FakeMem0LLM.flaky(failures=10, facts=["x"])
     policy = RetryPolicy(attempts=2, initial_backoff=0.0, sleep=lambda _s: None)
     with LLMCallCache(tmp_path / "c.sqlite") as cache:
         llm = CachingMem0LLM(inner, cache, "ident", retry=policy, endpoint="http://x/v1")

@@ -18,6 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "place"
 LAYERS: list[tuple[str, ...]] = [
     # 0. Foundations: the records format, errors and small utilities every layer may use.
     ("__init__", "data", "records", "errors", "atomic", "faults", "timing", "determinism"),
+    # Declarations every layer may use: named registries and declared parameters.
+    ("registry", "params"),
     # 1. The public input format.
     ("trajectory",),
     # 2. What the trajectory means: the reference replay, the lexicon, eligibility, β.
@@ -130,3 +132,65 @@ def test_packages_import_one_another_without_cycles() -> None:
     for unit in sorted(graph):
         if unit not in seen:
             visit(unit, [])
+
+
+MODULES = {module_name(p) for p in SOURCES}
+
+
+def _module(target: str) -> str | None:
+    """The module an import names: itself, or for `from place.a import b` where `place.a.b`
+    is not a module, `place.a`."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of `graph` (a path that ends where it started), or None."""
+    seen: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        seen[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if seen.get(nxt) == 1:
+                return [*path, node, nxt]
+            if nxt not in seen and (found := visit(nxt, [*path, node])):
+                return found
+        seen[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in seen and (found := visit(node, [])):
+            return found
+    return None
+
+
+def module_imports_of(path: Path) -> set[str]:
+    """The `place` modules a file imports: `from place.a import b` names `place.a.b` when
+    that is a module, else `place.a`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                out.add(_module(f"{node.module}.{a.name}") or "")
+        elif isinstance(node, ast.Import):
+            out |= {_module(a.name) or "" for a in node.names}
+    return {m for m in out if m.startswith("place")}
+
+
+def test_modules_import_one_another_without_cycles() -> None:
+    """Within a package too: no module imports (at any depth, lazily or not) a module that
+    imports it back, directly or through others. A package importing its own modules in
+    `__init__` is not an edge back from them, since they name the module they use."""
+    graph: dict[str, set[str]] = {}
+    for path in SOURCES:
+        source = module_name(path)
+        graph[source] = module_imports_of(path) - {source}
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None

@@ -388,7 +388,7 @@ def test_non_canonical_typed_value_is_an_error() -> None:
 A = frozenset({ABSTAIN})
 EMPTY: frozenset[str] = frozenset()
 
-# Ω pinned (method.md §4): values, real abstentions (say the answer is not known or not
+# Ω pinned (docs/method.md §4): values, real abstentions (say the answer is not known or not
 # recorded) and near-misses (bare negations, "none", "nothing", "forgot", empty answers)
 # in about equal numbers.
 OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.models import FakeEmbedder, FakeLLM
+from fakes.mem0_llm import FakeMem0LLM
+from fakes.models import FakeEmbedder
 from fakes.versions import FakeVersionLookup
 
 from place.errors import PlaceError
@@ -133,7 +134,7 @@ def test_build_memory_injects_components_and_restores_the_factories(tmp_path: Pa
     from qdrant_client import QdrantClient
 
     client = QdrantClient(location=":memory:")
-    embedder, llm = FakeEmbedder(), FakeLLM()
+    embedder, llm = FakeEmbedder(), FakeMem0LLM.scripted()
     memory = mem0_compat.build_memory(_config(tmp_path, client), embedder=embedder, llm=llm)
     try:
         assert memory.embedding_model is embedder
@@ -158,7 +159,7 @@ def test_build_memory_restores_the_factories_when_mem0_fails(tmp_path: Path) -> 
     config = _config(tmp_path, None)
     config["vector_store"]["provider"] = "no-such-store"
     with pytest.raises(ValueError, match="no-such-store"):
-        mem0_compat.build_memory(config, embedder=FakeEmbedder(), llm=FakeLLM())
+        mem0_compat.build_memory(config, embedder=FakeEmbedder(), llm=FakeMem0LLM.scripted())
     assert mem0_main.EmbedderFactory is factory.EmbedderFactory
     assert mem0_main.LlmFactory is factory.LlmFactory
 
@@ -167,7 +168,7 @@ def test_recording_llm_and_log_capture(tmp_path: Path) -> None:
     import logging
 
     class Holder:
-        llm = FakeLLM()
+        llm = FakeMem0LLM.scripted()
 
     holder = Holder()
     with mem0_compat.recording_llm(holder) as raw, mem0_compat.capture_mem0_log() as log:

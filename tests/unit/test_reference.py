@@ -1,4 +1,4 @@
-"""Reference replay (method.md §1) on small hand-computed trajectories."""
+"""Reference replay (docs/method.md §1) on small hand-computed trajectories."""
 
 from __future__ import annotations
 

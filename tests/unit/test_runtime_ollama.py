@@ -8,7 +8,13 @@ import pytest
 from fakes.ollama_server import FakeOllamaServer
 
 from place.errors import PlaceError
-from place.runtime import ModelMissing, OllamaRuntime, RetryPolicy, RuntimeUnavailable
+from place.runtime import (
+    ModelMissing,
+    OllamaRuntime,
+    RetryPolicy,
+    RuntimeRequestError,
+    RuntimeUnavailable,
+)
 
 
 def _tiny_retry(sleeps: list[float] | None = None, attempts: int = 3) -> RetryPolicy:
@@ -153,6 +159,52 @@ def test_http_error_is_not_swallowed() -> None:
             with pytest.raises(PlaceError, match="404"):
                 rt.chat.complete([{"role": "user", "content": "x"}])
         assert len(fake.bodies("/api/chat")) == 1  # HTTP errors are answers: no retry
+
+
+def test_a_vanished_model_is_model_missing_and_other_errors_are_request_errors() -> None:
+    def broken(body: dict) -> str:
+        raise RuntimeError("script broke")
+
+    with FakeOllamaServer() as fake, OllamaRuntime(base_url=fake.url, retry=_tiny_retry()) as rt:
+        fake.models.clear()
+        with pytest.raises(ModelMissing, match=r"HTTP 404: model 'qwen2\.5:7b' not found"):
+            rt.chat.complete([{"role": "user", "content": "x"}])
+    with (
+        FakeOllamaServer(script=broken) as fake,
+        OllamaRuntime(base_url=fake.url, retry=_tiny_retry()) as rt,
+        pytest.raises(RuntimeRequestError, match="HTTP 500: fake ollama script failed"),
+    ):
+        rt.chat.complete([{"role": "user", "content": "x"}])
+    assert len(fake.bodies("/api/chat")) == 1  # a 500 is an answer too: no retry
+
+
+def test_requests_go_through_the_official_client(monkeypatch) -> None:
+    import ollama
+
+    sent: list[str] = []
+    for method in ("chat", "list", "show", "ps"):
+        original = getattr(ollama.Client, method)
+
+        def spy(self, *args, _original=original, _method=method, **kwargs):
+            sent.append(_method)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(ollama.Client, method, spy)
+    with FakeOllamaServer() as fake:
+        rt = OllamaRuntime(base_url=fake.url, num_ctx=4096, retry=_tiny_retry())
+        rt.doctor()
+        with rt:
+            rt.chat.complete([{"role": "user", "content": "x"}])
+    assert {"chat", "list", "show", "ps"} <= set(sent)
+
+
+def test_preflight_returns_its_note_and_records_the_identity() -> None:
+    with FakeOllamaServer() as fake:
+        rt = OllamaRuntime(base_url=fake.url, retry=_tiny_retry())
+        assert rt.preflight() == "Ollama ready"
+        assert rt.identity.runtime == "ollama"
+        assert [r.path for r in fake.requests] == ["/api/version", "/api/tags"]
+        rt.close()
 
 
 def test_mem0_ollama_provider_against_fake_sends_no_seed() -> None:

@@ -1,0 +1,251 @@
+"""The per-condition endpoints, each declared once (docs/method.md §4; docs/extending.md).
+
+An endpoint's declaration says everything the rest of the package needs: its key in
+metrics.json (dotted for a nested one: `closed_loop.joint_success`), its display name, which
+direction is better, what it measures (the metrics.json schema description), which tables
+show it under which header, whether the replication study's endpoints table has a column for
+it, and how to compute it from a run's records. The metrics document's per-condition model
+(`place.report.metrics.ConditionMetrics`), Tables 1 A, 2 A and 2 B and the replication
+tables are built from these declarations, in declaration order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from place.design import Design
+from place.metrics import endpoints as ep
+from place.records import RunRecords
+from place.registry import Registry
+
+Value = float | int | None
+Compute = Callable[[RunRecords, str, Design], Value]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One per-condition endpoint as declared."""
+
+    key: str
+    """Its key in metrics.json `conditions.<condition>`; dotted for a nested one."""
+    display: str
+    """How tables and plots name it (`JointSuccess`)."""
+    direction: Literal["higher", "lower", "none"]
+    """Which way is better: `higher`, `lower`, or `none` for a count."""
+    doc: str
+    """What it measures, in one sentence (the metrics.json schema description)."""
+    compute: Compute
+    """(records, condition, design) -> its value; None where it is undefined."""
+    kind: Literal["rate", "count"] = "rate"
+    """A rate in [0, 1] (rounded to 6 decimals in metrics.json) or a count (an integer)."""
+    tables: Mapping[str, str] = field(default_factory=dict)
+    """Table name (`table1a`, `table2a`, `table2b`) -> its column header there."""
+    count: str | None = None
+    """The key of the count it is over, shown beside it as `rate (n)` (LeakageRate)."""
+    replicate: bool = False
+    """A column of the replication study's endpoints table."""
+
+    @property
+    def group(self) -> str | None:
+        """The nested group of a dotted key (`closed_loop`), None at the top level."""
+        return self.key.rpartition(".")[0] or None
+
+    @property
+    def leaf(self) -> str:
+        return self.key.rpartition(".")[2]
+
+
+ENDPOINTS: Registry[Endpoint] = Registry("endpoint", "place.endpoints")
+
+GROUP_DOCS: dict[str, str] = {
+    "closed_loop": "Closed Loop (docs/method.md §4): the agent's own earlier answers are "
+    "shown back to it as non-authoritative dialogue; memory writes are unchanged.",
+}
+"""The description of each nested group of endpoints (its metrics.json object)."""
+
+
+def endpoint(
+    key: str,
+    *,
+    display: str,
+    direction: Literal["higher", "lower", "none"],
+    doc: str,
+    kind: Literal["rate", "count"] = "rate",
+    tables: Mapping[str, str] | None = None,
+    count: str | None = None,
+    replicate: bool = False,
+) -> Callable[[Compute], Compute]:
+    """Declare the decorated `compute(records, condition, design)` as endpoint `key`."""
+
+    def decorate(compute: Compute) -> Compute:
+        ENDPOINTS.add(
+            key,
+            Endpoint(
+                key, display, direction, doc, compute, kind, dict(tables or {}), count, replicate
+            ),
+        )
+        return compute
+
+    return decorate
+
+
+def in_table(table: str) -> list[Endpoint]:
+    """The endpoints a table shows, in declaration order."""
+    return [e for _, e in ENDPOINTS.items() if table in e.tables]
+
+
+def replicated() -> list[Endpoint]:
+    """The endpoints the replication study's endpoints table shows, in declaration order."""
+    return [e for _, e in ENDPOINTS.items() if e.replicate]
+
+
+# --- the endpoints of docs/method.md §4, in metrics.json order -------------------------------
+
+
+@endpoint(
+    "state_correctness",
+    display="StateCorrectness",
+    direction="higher",
+    doc="Mean, over the world-a post-update checkpoints, of set-F1 between the readback "
+    "S^phys and the reference state S* (two empty sets score 1).",
+    tables={"table1a": "StateCorrectness"},
+    replicate=True,
+)
+def state_correctness(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.state_correctness(records.checkpoints, condition)
+
+
+@endpoint(
+    "leakage_rate",
+    display="LeakageRate",
+    direction="lower",
+    doc="Share of counted causal pairs (both worlds' evaluated supports equal Q*) whose "
+    "answer outcomes differ between world a and world b; None when no pair counts.",
+    tables={"table1a": "LeakageRate (n)"},
+    count="leakage_n",
+    replicate=True,
+)
+def leakage_rate(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.leakage_rate(records.queries, condition)[0]
+
+
+@endpoint(
+    "leakage_n",
+    display="LeakageN",
+    direction="none",
+    kind="count",
+    doc="Number of causal pairs the leakage rate counts.",
+)
+def leakage_n(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.leakage_rate(records.queries, condition)[1]
+
+
+@endpoint(
+    "answer_correctness",
+    display="AnswerCorrectness",
+    direction="higher",
+    doc="Mean over the primary world-a queries of F1(Ω, gold), an empty gold read as "
+    "{ABSTAIN}.",
+    tables={"table1a": "AnswerCorrectness"},
+    replicate=True,
+)
+def answer_correctness(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.answer_correctness(records.queries, condition)
+
+
+@endpoint(
+    "joint_success",
+    display="JointSuccess",
+    direction="higher",
+    doc="Share of primary world-a queries with a fully correct pre-query state, every fact "
+    "of Q* readable from the exposed items, no ineligible item exposed, and Ω = gold.",
+    tables={"table1a": "JointSuccess"},
+    replicate=True,
+)
+def joint_success(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.joint_success_rate(records.queries, condition)
+
+
+@endpoint(
+    "needed_support",
+    display="NeededSupport",
+    direction="higher",
+    doc="Share of utility probes with non-empty Q* whose facts are all readable from the "
+    "items the clean read exposed.",
+    tables={"table2a": "NeededSupport"},
+    replicate=True,
+)
+def needed_support(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.needed_support(records.probes, condition)
+
+
+@endpoint(
+    "exposure_rate",
+    display="ExposureRate",
+    direction="lower",
+    doc="Share of utility probes whose clean read exposed at least one ineligible item.",
+    tables={"table2a": "ExposureRate"},
+    replicate=True,
+)
+def exposure_rate(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.exposure_rate_probes(records.probes, condition)
+
+
+@endpoint(
+    "conflict_harm",
+    display="ConflictHarm",
+    direction="lower",
+    doc="Share of conflict probes whose answer on the injected read is wrong and contains "
+    "the injected value.",
+    tables={"table2a": "ConflictHarm"},
+    replicate=True,
+)
+def conflict_harm(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.conflict_harm(records.probes, condition)
+
+
+@endpoint(
+    "deletion_residue",
+    display="DeletionResidue",
+    direction="lower",
+    doc="Share of the producer's `forget` events after which a forgotten value could still "
+    "be found in its store (Qdrant payloads or Mem0's history); None without forgets.",
+)
+def deletion_residue(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.deletion_residue(records.forgets, condition, design)
+
+
+@endpoint(
+    "closed_loop.state_correctness",
+    display="ClosedLoop StateCorrectness",
+    direction="higher",
+    doc="The primary state correctness: memory writes are unchanged in Closed Loop.",
+    tables={"table2b": "StateCorrectness"},
+)
+def closed_loop_state_correctness(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.state_correctness(records.checkpoints, condition)
+
+
+@endpoint(
+    "closed_loop.exposure_rate",
+    display="ClosedLoop ExposureRate",
+    direction="lower",
+    doc="Share of closed-loop queries whose read exposed at least one ineligible item.",
+    tables={"table2b": "ExposureRate"},
+)
+def closed_loop_exposure_rate(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.exposure_rate_queries(records.queries, condition, "closed_loop")
+
+
+@endpoint(
+    "closed_loop.joint_success",
+    display="ClosedLoop JointSuccess",
+    direction="higher",
+    doc="JointSuccess over the closed-loop queries.",
+    tables={"table2b": "JointSuccess"},
+    replicate=True,
+)
+def closed_loop_joint_success(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.joint_success_rate(records.queries, condition, "closed_loop")
