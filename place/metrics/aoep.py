@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from place.design import PAPER, Design
-from place.metrics.endpoints import _facts, conflict_harmed, exposed_facts, primary
+from place.metrics.endpoints import _facts, conflict_harmed, exposed_facts, query_records
 from place.records import (
     CheckpointRecord,
     ExposedRecord,
@@ -104,7 +104,7 @@ class _Condition:
                     yield self.item("obligation", "transition", t.event, problems)
 
     def support(self) -> Iterable[Item]:
-        for q in primary(self.queries, self.name):
+        for q in query_records(self.queries, self.name):
             if q.authorized:
                 missing = _facts(q.authorized) - exposed_facts(q)
                 problems = [f"not exposed: {sorted(missing)}"] if missing else []
@@ -167,7 +167,7 @@ class _Condition:
 
     def exposure(self) -> Iterable[Item]:
         reads: list[tuple[str, list[ExposedRecord]]] = [
-            (f"query:{q.query}", q.exposed) for q in primary(self.queries, self.name)
+            (f"query:{q.query}", q.exposed) for q in query_records(self.queries, self.name)
         ]
         reads += [(f"probe:{p.probe}", p.clean.exposed) for p in self.probes]
         for name, exposed in reads:

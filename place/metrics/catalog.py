@@ -210,8 +210,9 @@ def conflict_harm(records: RunRecords, condition: str, design: Design) -> Value:
     "deletion_residue",
     display="DeletionResidue",
     direction="lower",
-    doc="Share of the producer's `forget` events after which a forgotten value could still "
-    "be found in its store (Qdrant payloads or Mem0's history); None without forgets.",
+    doc="Share of the producer's `forget` events with residue: a stored text or history row "
+    "that still names a forgotten value of the slot's entity, at either check (right after "
+    "the forget, or at the end of the run); None without forgets.",
 )
 def deletion_residue(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.deletion_residue(records.forgets, condition, design)

@@ -22,7 +22,7 @@ from place.metrics.endpoints import (
     has_ineligible_exposure,
     joint_success,
     leakage_pairs,
-    primary,
+    query_records,
     state_items,
     supported,
 )
@@ -192,7 +192,7 @@ def longitudinal_effects(
     )
     joint = block_totals(
         {
-            c: [(q.conversation, float(joint_success(q))) for q in primary(queries, c)]
+            c: [(q.conversation, float(joint_success(q))) for q in query_records(queries, c)]
             for c in names
         },
         conversations,

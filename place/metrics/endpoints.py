@@ -79,9 +79,11 @@ def factorization(checkpoints: Iterable[CheckpointRecord], design: Design = PAPE
     return Factorization(not mismatches, len(seen), mismatches)
 
 
-def primary(
+def query_records(
     queries: Iterable[QueryRecord], condition: str, mode: str = "primary", world: str = "a"
 ) -> list[QueryRecord]:
+    """One condition's query records of one mode (`primary` or `closed_loop`) and world
+    (`a`, or `b` for a causal pair's inserted world), in record order."""
     return [q for q in queries if q.condition == condition and q.mode == mode and q.world == world]
 
 
@@ -91,7 +93,7 @@ def answer_score(q: QueryRecord) -> float:
 
 
 def answer_correctness(queries: Iterable[QueryRecord], condition: str) -> float:
-    return mean([answer_score(q) for q in primary(queries, condition)])
+    return mean([answer_score(q) for q in query_records(queries, condition)])
 
 
 def supported(exposed_facts: frozenset, authorized: frozenset) -> bool:
@@ -125,11 +127,12 @@ def joint_success(q: QueryRecord) -> bool:
 def joint_success_rate(
     queries: Iterable[QueryRecord], condition: str, mode: str = "primary"
 ) -> float:
-    return mean([float(joint_success(q)) for q in primary(queries, condition, mode)])
+    return mean([float(joint_success(q)) for q in query_records(queries, condition, mode)])
 
 
 def exposure_rate_queries(queries: Iterable[QueryRecord], condition: str, mode: str) -> float:
-    return mean([float(has_ineligible_exposure(q)) for q in primary(queries, condition, mode)])
+    reads = query_records(queries, condition, mode)
+    return mean([float(has_ineligible_exposure(q)) for q in reads])
 
 
 def leakage_pairs(queries: Iterable[QueryRecord], condition: str) -> dict[str, bool | None]:

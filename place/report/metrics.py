@@ -141,7 +141,8 @@ class Factorization(_Part):
     checkpoints: int
     """Checkpoints compared."""
     mismatches: int
-    """Checkpoints whose stores differed between read policies."""
+    """Mismatches: per checkpoint, each member of a write row whose readback differed from
+    the row's first member's, or that was missing."""
     first_mismatch: Any = None
     """The first differing checkpoint (as `ep.factorization` reports it), or None."""
 
