@@ -14,6 +14,8 @@ import csv
 import datetime as dt
 import json
 import re
+import sys
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,3 +340,46 @@ def test_an_unregistered_name_is_refused_with_the_registered_ones(
     assert place_run(tmp_path / "x", "trajectory=smoke", "model.runtime=dumy") == 2
     err = capsys.readouterr().err
     assert "model.runtime=dumy: must be one of: llamacpp, ollama, dummy" in err, err
+
+
+def test_the_documented_policy_module_registers_and_reads(tmp_path: Path) -> None:
+    """docs/extending.md's worked example, executed as written: it registers `recency` with
+    its parameter set, and the policy it builds reads the k newest records."""
+    from place.policies import build_policy
+    from place.readback import Readback
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "extending.md").read_text()
+    code = re.search(r"```python\n(# place/policies/recency\.py\n.*?)```", doc, re.S)
+    assert code is not None, "the worked example is gone from docs/extending.md"
+    module = types.ModuleType("doc_recency")  # a real module: its dataclass resolves names
+    with POLICIES.scoped(), pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, module.__name__, module)
+        POLICIES.remove("recency")  # this module's own registration, replaced by the doc's
+        exec(compile(code.group(1), "docs/extending.md", "exec"), module.__dict__)
+        spec = POLICIES["recency"]
+        assert spec.display == "Recency" and spec.params is not None
+        assert spec.make_params(None).max_age_days == 365
+        policy = build_policy("recency", 2, Readback(None), {"max_age_days": 10})  # type: ignore[arg-type]  # reason: this policy never calls β
+    store = FakeDatedStore(["2024-01-01", "2024-03-01", "2024-03-09", "2024-03-10"])
+    tau = Interpretation("ana", "hotel", "global", dt.date(2024, 3, 12))
+    read = policy.read(store, "hotel?", tau, tau.as_of)
+    assert [i.metadata["written_on"] for i in read.items] == ["2024-03-10", "2024-03-09"]
+    assert read.admitted == 2  # 2024-03-01 is older than 10 days
+
+
+class FakeDatedStore:
+    """FAKE read-only store: one record per date, every search returns them all."""
+
+    name = "fake"
+    principal = "ana"
+
+    def __init__(self, dates: list[str]) -> None:
+        from place.memory.item import StoredItem
+
+        self.items = [
+            StoredItem(f"r{i}", f"record {i}", {"written_on": d}, 1.0 - i / 10)
+            for i, d in enumerate(dates)
+        ]
+
+    def search_filtered(self, query: str, limit: int | None, **_: Any) -> list[Any]:
+        return list(self.items)
