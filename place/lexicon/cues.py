@@ -1,8 +1,8 @@
 """Historical cues: the one place that decides when a value in text is no longer current.
 
 β (and Ω, which uses the same reading) must not turn "I'm at Hotel Lumen instead of
-Avenida" into a fact about Avenida. docs/method.md §2 says a value is skipped when it "directly
-follows a historical cue in the same clause". This module makes that rule exact.
+Avenida" into a fact about Avenida. docs/method.md §2 skips a value that a historical cue
+introduces within its clause; this module makes that rule exact.
 
 The rule
 --------
