@@ -294,6 +294,8 @@ def _conv_of_point(p: Point) -> int:
 
 
 def build(w: Writer) -> tuple[list[list[TurnDraft]], list[Episode], list[ProbeDraft]]:
+    """The conversations (turns with ids, pairs attached to their queries), the episodes and
+    the probes of one trajectory."""
     rng, d = w.rng, w.d
     plans = _plans(w)
     episodes = [episode(w, plan) for plan in plans]
@@ -384,7 +386,11 @@ def _assign_ids(conversations: list[list[TurnDraft]]) -> None:
                 turn.query.id = f"q{q:02d}"
 
 
-def add_filler(w: Writer, conversations: list[list[TurnDraft]], n: int, filler_rng: random.Random):
+def add_filler(
+    w: Writer, conversations: list[list[TurnDraft]], n: int, filler_rng: random.Random
+) -> list[list[TurnDraft]]:
+    """`n` chatter turns in every conversation at positions drawn by `filler_rng` (ids
+    `c1-f001`, ...), so every other turn keeps its id and every other draw is unchanged."""
     if n == 0:
         return conversations
     pool = ph.chatter_lines()

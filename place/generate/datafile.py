@@ -23,15 +23,15 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from place.errors import InputError, Problem
-from place.trajectory.yaml_source import NULL, Source, SourceError, parse_yaml
+from place.trajectory.yaml_source import NULL, Pos, Source, SourceError, parse_yaml
 
 DATA_DIR = "generator"
 """Directory of the data files inside the `place.data` package."""
 
-Path = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 """Keys and list indices from a file's root to one value."""
 
-Check = tuple[Path, str]
+Check = tuple[KeyPath, str]
 """A rule broken across parts of a file: where, and what is wrong and allowed."""
 
 M = TypeVar("M", bound=BaseModel)
@@ -43,14 +43,10 @@ class DataModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
-def display_name(name: str) -> str:
-    return f"place/data/{DATA_DIR}/{name}"
-
-
 def load(name: str, model: type[M], checks: Callable[[M], Iterable[Check]] | None = None) -> M:
     """The validated contents of the package's data file `name`."""
     text = resources.files("place.data").joinpath(DATA_DIR, name).read_text(encoding="utf-8")
-    return parse(display_name(name), text, model, checks)
+    return parse(f"place/data/{DATA_DIR}/{name}", text, model, checks)
 
 
 def parse(
@@ -66,15 +62,17 @@ def parse(
     if source is None:
         raise InputError([Problem(file, "file", "the file is empty")])
     problems = [
-        Problem(file, _where(source, path, key=True), f"key {path[-1]!r} is written twice")
-        for path, _spot in source.duplicates
+        Problem(file, _where(source, path, at=spot.pos), f"key {path[-1]!r} is written twice")
+        for path, spot in source.duplicates
     ]
     try:
         result = model.model_validate(source.data)
     except ValidationError as exc:
         problems += [_problem(file, source, model, err) for err in exc.errors()]
         raise InputError(problems) from None
-    problems += [Problem(file, _where(source, path), msg) for path, msg in (checks or _none)(result)]
+    problems += [
+        Problem(file, _where(source, path), msg) for path, msg in (checks or _none)(result)
+    ]
     if problems:
         raise InputError(problems)
     return result
@@ -101,7 +99,9 @@ class Placeholders:
         unknown = [f for f in found if f not in self.allowed]
         if unknown:
             allowed = ", ".join(f"{{{a}}}" for a in self.allowed) or "none (plain text)"
-            raise ValueError(f"placeholder {{{unknown[0]}}} is not allowed here; allowed: {allowed}")
+            raise ValueError(
+                f"placeholder {{{unknown[0]}}} is not allowed here; allowed: {allowed}"
+            )
         for need in self.needs:
             options = (need,) if isinstance(need, str) else need
             if not any(o in found for o in options):
@@ -150,7 +150,7 @@ def _problem(file: str, source: Source, model: type[BaseModel], err: Any) -> Pro
     return Problem(file, _where(source, path), message)
 
 
-def _data_path(data: Any, loc: tuple[Any, ...]) -> Path:
+def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
     """The data path a pydantic loc stands for, without the branch names of unions and
     validators (`'tuple[str, ...]'`, `'function-after[...]'`) that are no keys of the file."""
     path: list[str | int] = []
@@ -171,7 +171,7 @@ def _is_branch(part: str) -> bool:
     return "[" in part or part in ("str", "int", "bool", "float", "dict", "list", "tuple")
 
 
-def _where(source: Source, path: Path, *, key: bool = False) -> str:
+def _where(source: Source, path: KeyPath, *, key: bool = False, at: Pos | None = None) -> str:
     """`path` as the file's keys and indices (list items named by their `id`), with the line
     and column of the value (or of the key, or of the nearest enclosing value written)."""
     shown = ""
@@ -187,7 +187,7 @@ def _where(source: Source, path: Path, *, key: bool = False) -> str:
             node = node.get(part) if isinstance(node, dict) else None
     spots = [source.key(path)] if key else []
     spots += [source.value(path[:n]) for n in range(len(path), -1, -1)]
-    pos = next((s.pos for s in spots if s.pos is not None), None)
+    pos = at or next((s.pos for s in spots if s.pos is not None), None)
     shown = shown or "top level"
     return f"{shown} ({pos})" if pos else shown
 
@@ -208,9 +208,7 @@ def _keys_at(model: type[BaseModel], path: Sequence[str | int]) -> list[str]:
 def _step(tp: Any, part: str | int) -> Any:
     inner = _model_in(tp)
     if inner is not None:
-        field = next(
-            (f for n, f in inner.model_fields.items() if (f.alias or n) == part), None
-        )
+        field = next((f for n, f in inner.model_fields.items() if (f.alias or n) == part), None)
         return None if field is None else field.annotation
     for option in _options(tp):
         origin, args = typing.get_origin(option), typing.get_args(option)

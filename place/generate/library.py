@@ -42,9 +42,7 @@ Text = Annotated[str, StringConstraints(min_length=1), AfterValidator(Placeholde
 """Plain text: no placeholders."""
 RecordTemplate = Annotated[
     str,
-    AfterValidator(
-        Placeholders(("entity_name", "value", "scope"), needs=("entity_name", "value"))
-    ),
+    AfterValidator(Placeholders(("entity_name", "value", "scope"), needs=("entity_name", "value"))),
 ]
 Noun = Annotated[str, StringConstraints(min_length=1), AfterValidator(Placeholders(("where",)))]
 Clause = Annotated[
@@ -185,7 +183,7 @@ class PredicateSpec(DataModel):
             bad = [v for v in pool if not (isinstance(v, str) and _CLOCK.fullmatch(v))]
             if bad:
                 yield (
-                    f"a time pool lists quoted 24-hour times such as \"07:15\"; got {bad[0]!r} "
+                    f'a time pool lists quoted 24-hour times such as "07:15"; got {bad[0]!r} '
                     "(unquoted, YAML reads 07:15 as a base-60 number)"
                 )
         else:
@@ -245,7 +243,7 @@ class Library(DataModel):
     separators), each a form `place.lexicon.surface.money_forms` recognises."""
 
 
-def _library_checks(library: Library) -> Iterator[Check]:
+def check_library(library: Library) -> Iterator[Check]:
     ids = Counter(p.id for p in library.predicates)
     for i, p in enumerate(library.predicates):
         if ids[p.id] > 1:
@@ -267,7 +265,7 @@ def _library_checks(library: Library) -> Iterator[Check]:
                 yield (key, i), f"{item!r} is listed twice"
 
 
-LIBRARY: Library = load("library.yaml", Library, _library_checks)
+LIBRARY: Library = load("library.yaml", Library, check_library)
 
 DOMAINS: tuple[str, ...] = LIBRARY.domains
 PREDICATES: tuple[PredicateSpec, ...] = LIBRARY.predicates
@@ -284,7 +282,28 @@ MONEY_FORMS: dict[str, tuple[str, ...]] = dict(LIBRARY.currencies)
 
 # ---------------------------------------------------------------- derived aliases
 
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_ONES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 _TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 MONTHS: tuple[str, ...] = (
     "January",

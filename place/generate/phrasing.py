@@ -132,7 +132,7 @@ class Chatter(DataModel):
     """Assistant replies to filler lines."""
 
 
-def _phrasing_checks(phrasing: Phrasing) -> Iterator[Check]:
+def check_phrasing(phrasing: Phrasing) -> Iterator[Check]:
     want = ("any", *FAMILIES)
     for key in phrasing.question:
         if key not in want:
@@ -142,7 +142,7 @@ def _phrasing_checks(phrasing: Phrasing) -> Iterator[Check]:
             yield ("question",), f"question needs at least one wrapper for {key!r}"
 
 
-def _chatter_checks(chatter: Chatter) -> Iterator[Check]:
+def check_chatter(chatter: Chatter) -> Iterator[Check]:
     most = max(d.conversations for d in DESIGNS.values())
     if len(chatter.greetings) < most:
         yield ("greetings",), f"at least {most} greetings (one per conversation) are needed"
@@ -154,8 +154,8 @@ def _chatter_checks(chatter: Chatter) -> Iterator[Check]:
             yield ("chit_chat",), f"chit_chat needs at least one line for domain {key!r}"
 
 
-PHRASING: Phrasing = load("phrasing.yaml", Phrasing, _phrasing_checks)
-CHATTER: Chatter = load("chatter.yaml", Chatter, _chatter_checks)
+PHRASING: Phrasing = load("phrasing.yaml", Phrasing, check_phrasing)
+CHATTER: Chatter = load("chatter.yaml", Chatter, check_chatter)
 
 ASSERT = PHRASING.assert_
 SUPERSEDE = PHRASING.supersede

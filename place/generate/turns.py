@@ -41,7 +41,7 @@ class Writer(World):
         )
 
     def clause(
-        self, spec: PredicateSpec, entity: str, scope: str, value_text: str, *, tool=False
+        self, spec: PredicateSpec, entity: str, scope: str, value_text: str, *, tool: bool = False
     ) -> str:
         template = self.rng.choice(spec.clauses())
         return template.format(

@@ -10,6 +10,7 @@ is part of what a seed produces.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 import re
 from collections import Counter
@@ -38,6 +39,10 @@ from place.trajectory.model import (
     Schema,
     Scope,
 )
+
+
+def _has_type(p: PredicateSpec, vtype: str) -> bool:
+    return p.type == vtype
 
 
 class World:
@@ -132,7 +137,7 @@ class World:
                     have += 1
 
         for vtype in VALUE_TYPES:
-            need(lambda p, vtype=vtype: p.type == vtype, 1)
+            need(functools.partial(_has_type, vtype=vtype), 1)
         need(lambda p: p.cardinality == "many", 3 if d.name == "paper" else 2)
         need(lambda p: p.scope == "trip" and p.cardinality == "one", 3)
         need(lambda p: p.scope == "place", 1)
@@ -170,15 +175,12 @@ class World:
             for day in sorted(days):
                 result[day.isoformat()] = tuple(date_aliases(day, with_year=spec.dates.far))
             return result
-        picked = rng.sample(range(len(spec.pool)), min(size, len(spec.pool)))
+        entries = spec.entries
+        picked = rng.sample(range(len(entries)), min(size, len(entries)))
         for i in sorted(picked):
-            item = spec.pool[i]
+            canonical, listed = entries[i]
             if spec.type == "money":
-                canonical, listed = f"{item} {self.currency}", ()
-            elif spec.type == "enum":
-                canonical, listed = item[0], tuple(item[1])
-            else:
-                canonical, listed = item, ()
+                canonical = f"{canonical} {self.currency}"
             result[canonical] = tuple(value_aliases(spec, canonical, listed))
         return result
 

@@ -1,4 +1,4 @@
-"""`place generate` (method.md §9): the domain library, the two designs on seeds 0-19, the
+"""`place generate` (docs/method.md §9): the domain library, the two designs on seeds 0-19, the
 filler knob, determinism, and bad requests. Every seed is generated once per design in a
 module-scoped fixture and reused; the whole file runs in well under a minute."""
 
@@ -12,16 +12,17 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 
 import pytest
 from builders import lexicon_self_check
 
 from place.cli import main
-from place.errors import PlaceError
+from place.errors import InputError, PlaceError
 from place.generate import DESIGNS, generate, self_check, write
 from place.generate import phrasing as ph
-from place.generate.builder import mention_pattern
+from place.generate.datafile import parse
 from place.generate.library import (
     CITIES,
     CURRENCIES,
@@ -31,9 +32,13 @@ from place.generate.library import (
     PREDICATES,
     RELATIONS,
     WORK_ALIASES,
+    Library,
+    check_library,
     date_aliases,
     value_aliases,
 )
+from place.generate.phrasing import Chatter, Phrasing, check_chatter, check_phrasing
+from place.generate.world import mention_pattern
 from place.lexicon import Lexicon
 from place.reference.replay import replay
 from place.reference.validate import load_trajectory
@@ -91,13 +96,9 @@ def _library_schema(currency: str = "EUR") -> tuple[Schema, dict[str, dict]]:
                     seen.add((day.month, day.day))
                     values[day.isoformat()] = tuple(date_aliases(day, spec.dates.far))
         else:
-            for item in spec.pool:
+            for canonical, listed in spec.entries:
                 if spec.type == "money":
-                    canonical, listed = f"{item} {currency}", ()
-                elif spec.type == "enum":
-                    canonical, listed = item[0], tuple(item[1])
-                else:
-                    canonical, listed = item, ()
+                    canonical = f"{canonical} {currency}"
                 values[canonical] = tuple(value_aliases(spec, canonical, listed))
         default = spec.scope if spec.scope in ("work", "home") else None
         predicates[spec.id] = Predicate(
@@ -126,6 +127,104 @@ def test_library_size_and_coverage() -> None:
             assert p.drops, p.id
     assert len(PEOPLE) >= 20 and len(CITIES) >= 12 and len(CURRENCIES) >= 3
     assert {g for _n, g in PEOPLE} <= set(next(iter(RELATIONS.values())))
+
+
+def _data(name: str) -> str:
+    return resources.files("place.data").joinpath("generator", name).read_text(encoding="utf-8")
+
+
+LIBRARY_YAML = "place/data/generator/library.yaml"
+BROKEN_LIBRARY = [
+    (
+        ("  - id: flight_time\n", "  - id: flight_time\n    colour: blue\n"),
+        "predicates[0] (flight_time).colour (line ",
+        "unknown key 'colour'; allowed: id, domain, type,",
+    ),
+    (
+        ('"{poss} flight to {where} leaves at {value}"', '"{poss} flight to {city} at {value}"'),
+        "predicates[0] (flight_time).says[0] (line ",
+        "placeholder {city} is not allowed here; allowed: {poss}, {where}, {value}",
+    ),
+    (
+        ('"{poss} flight to {where} leaves at {value}"', '"{poss} {where} {value.__class__}"'),
+        "predicates[0] (flight_time).says[0]",
+        "'{value.__class__}' is not a placeholder",
+    ),
+    (
+        ('pool: ["10:50", "12:10"', 'pool: [10:50, "12:10"'),
+        "predicates[1] (return_train) (line ",
+        "a time pool lists quoted 24-hour times",
+    ),
+    (
+        ("    domain: travel\n", "    domain: trvel\n"),
+        "predicates[0] (flight_time).domain (line ",
+        "'trvel' is not a domain; allowed: travel, work,",
+    ),
+    (
+        ("    type: time\n", "    type: clock\n"),
+        "predicates[0] (flight_time).type",
+        "Input should be 'time', 'date', 'number', 'money' or 'enum'; got 'clock'",
+    ),
+    (("  Sam: m\n", "  Sam: m\n  Nora: f\n"), "people.Nora (line ", "key 'Nora' is written twice"),
+    (
+        ("work_aliases: [at work", "work_aliases: &w [at work"),
+        "line ",
+        "YAML anchor '&w' is not allowed",
+    ),
+    (
+        ("cities:\n", "cities: !!python/object/apply:os.system\n"),
+        "line ",
+        "only plain strings, numbers, booleans, null, dates, mappings and lists may be used",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "where", "message"), BROKEN_LIBRARY)
+def test_a_malformed_library_names_file_location_and_what_is_allowed(
+    edit: tuple[str, str], where: str, message: str
+) -> None:
+    text = _data("library.yaml")
+    assert edit[0] in text
+    with pytest.raises(InputError) as caught:
+        parse(LIBRARY_YAML, text.replace(edit[0], edit[1], 1), Library, check_library)
+    shown = str(caught.value)
+    assert shown.startswith(f"{LIBRARY_YAML}: {where}"), shown
+    assert message in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("name", "model", "checks", "edit", "pattern"),
+    [
+        (
+            "phrasing.yaml",
+            Phrasing,
+            check_phrasing,
+            ('"Change of plan: {s} instead of {old}."', '"Change of plan: {s}."'),
+            r"phrasing.yaml: supersede\[0\] \(line \d+, column \d+\): .* must contain \{old\}",
+        ),
+        (
+            "phrasing.yaml",
+            Phrasing,
+            check_phrasing,
+            ("  temporal:\n", "  temporary:\n"),
+            r"question.temporary \(line \d+, column \d+\): 'temporary' is not a family; allowed",
+        ),
+        (
+            "chatter.yaml",
+            Chatter,
+            check_chatter,
+            ("  finances:\n", "  money:\n"),
+            r"chit_chat.money \(line \d+, column \d+\): 'money' is not a domain; allowed: travel",
+        ),
+    ],
+)
+def test_malformed_templates_and_chatter_are_refused(
+    name: str, model: type, checks: object, edit: tuple[str, str], pattern: str
+) -> None:
+    text = _data(name)
+    assert edit[0] in text
+    with pytest.raises(InputError, match=pattern):
+        parse(f"place/data/generator/{name}", text.replace(edit[0], edit[1], 1), model, checks)
 
 
 def test_library_aliases_are_unique_within_each_domain() -> None:
