@@ -10,6 +10,7 @@ from typing import Any
 from place import atomic, faults
 from place.errors import PlaceError
 from place.records import RunRecords
+from place.report.integrity import check_one_run
 from place.report.metrics import MetricsDocument, compute_metrics, dump_metrics
 from place.report.plots import write_plots
 from place.report.provenance import compute_note
@@ -27,6 +28,7 @@ def recompute(run_dir: Path) -> MetricsDocument:
     """The metrics document, from manifest header and records/*.jsonl only."""
     manifest = load_manifest(run_dir)
     records = RunRecords.load(run_dir / "records")
+    check_one_run(run_dir, records, manifest["header"])
     return compute_metrics(
         records,
         header=manifest["header"],

@@ -201,6 +201,10 @@ def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
         # `--check` runs the preflight itself, for its note.
         jobs = check_jobs(argv, preflight=not checking)
         note = preflight_note(jobs, sweeping) if checking else None
+        # Before Hydra writes anything into a job's directory: resume only the same run.
+        from place.runner.resume import guard_jobs
+
+        guard_jobs(argv, _job_overrides(argv, sweeping), jobs)
     except PlaceError as exc:
         for problem in getattr(exc, "problems", None) or [str(exc)]:
             print(f"place run: error: {problem}", file=sys.stderr)
@@ -264,6 +268,7 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
     from place.reference.validate import load_trajectory
     from place.runner.journal import Journal
     from place.runner.manifest import base_manifest
+    from place.runner.resume import ResumeRefused, guard
     from place.runner.stack import open_stack
     from place.runner.wiring import (
         build_experiment,
@@ -279,6 +284,9 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
     reference = replay(trajectory)
     design = design_of(cfg)
     config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))  # a mapping
+    # `run_main` checked the directory before Hydra wrote into it; checked again here, before
+    # the runner writes, for any way in that did not pass there.
+    guard(run_dir, config, trajectory.sha256)
     with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
         header = run_header(
             trajectory,
@@ -308,6 +316,13 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
         previous = run_dir / "manifest.json"
         if previous.exists():  # a resumed run keeps when it began, and says when it resumed
             before = json.loads(previous.read_text(encoding="utf-8"))
+            if before.get("model_identity") not in (None, manifest["model_identity"]):
+                raise ResumeRefused(
+                    f"{run_dir}: holds an interrupted run of another model identity "
+                    f"({before['model_identity'].get('identity')} in the directory, "
+                    f"{stack.identity.identity} for this run: the weights changed); it is "
+                    "resumed only by the same model: choose another hydra.run.dir"
+                )
             manifest["resumed"] = [*before.get("resumed", []), manifest["created"]]
             manifest["created"] = before.get("created", manifest["created"])
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
