@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any, TextIO, cast
 
 from place.errors import PlaceError
 from place.trajectory.model import FAMILIES, Trajectory
@@ -14,6 +17,9 @@ from place.trajectory.model import FAMILIES, Trajectory
 EXIT_USAGE = 2
 EXIT_INVALID = 3
 """`place report` on a run whose factorization check failed (the files are still written)."""
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""141: the reader of stdout went away (`place ... | head`) before a command that succeeded had
+written everything; the status a shell reports for a process killed by SIGPIPE (`yes | head`)."""
 
 
 def _summary(path: str, traj: Trajectory) -> str:
@@ -112,8 +118,19 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from place.generate import write
 
+    # The generator's atomic write would create missing directories; a typo in --out should
+    # not leave a tree of them behind, so the directory must exist already.
+    directory = Path(args.out).parent
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise PlaceError(
+            f"--out {args.out}: {directory} {what}; allowed: a file in an existing directory "
+            "(create the directory first)"
+        )
     result = write(args.seed, args.out, design=args.design, filler=args.filler)
     print(_summary(args.out, result.trajectory).replace(": ok:", ": generated:", 1))
     return 0
@@ -145,7 +162,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from place.report.report import recompute, write_tables
+    from place.report.report import recompute, show_paper, write_tables
 
     if args.replications:
         from place.report.replications import collect, markdown, write_replications
@@ -162,7 +179,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     docs = [recompute(Path(d)) for d in args.run_dirs]
     out = Path(args.out or "comparison")
-    write_tables(docs, out, paper=args.paper)
+    write_tables(docs, out, paper=show_paper(args.paper, docs))
     print((out / "tables.md").read_text(encoding="utf-8"))
     return 0
 
@@ -214,7 +231,20 @@ def _build_parser() -> argparse.ArgumentParser:
         "report", help="recompute metrics, tables and plots of a run from its records"
     )
     p.add_argument("run_dir")
-    p.add_argument("--paper", action="store_true", help="show the paper's values beside (labelled)")
+    paper = p.add_mutually_exclusive_group()
+    paper.add_argument(
+        "--paper",
+        dest="paper",
+        action="store_const",
+        const=True,
+        default=None,
+        help="show the paper's published values (labelled as the paper's, and as of another "
+        "trajectory when the run is not on trajectories/primary.yaml); default: only for a "
+        "run of the paper's trajectory, as `place run` does",
+    )
+    paper.add_argument(
+        "--no-paper", dest="paper", action="store_const", const=False, help="never show them"
+    )
     p.add_argument("--no-plots", action="store_true")
     p.set_defaults(func=cmd_report)
 
@@ -235,7 +265,20 @@ def _build_parser() -> argparse.ArgumentParser:
         help="directory for the combined tables (default: comparison, or replications with "
         "--replications)",
     )
-    p.add_argument("--paper", action="store_true")
+    paper = p.add_mutually_exclusive_group()
+    paper.add_argument(
+        "--paper",
+        dest="paper",
+        action="store_const",
+        const=True,
+        default=None,
+        help="show the paper's published values (labelled as the paper's, and as of another "
+        "trajectory when the run is not on trajectories/primary.yaml); default: only for a "
+        "run of the paper's trajectory, as `place run` does",
+    )
+    paper.add_argument(
+        "--no-paper", dest="paper", action="store_const", const=False, help="never show them"
+    )
     p.add_argument(
         "--replications",
         action="store_true",
@@ -260,11 +303,16 @@ def _hydra_command(name: str) -> Callable[[Sequence[str]], int] | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+def _dispatch(argv: list[str]) -> int:
     try:
         if argv and (hydra_cmd := _hydra_command(argv[0])) is not None:
-            return hydra_cmd(argv[1:])
+            guard = _StdoutGuard(sys.stdout)
+            sys.stdout = cast(TextIO, guard)
+            try:
+                code = hydra_cmd(argv[1:])
+            finally:
+                sys.stdout = guard.stream
+            return EXIT_BROKEN_PIPE if guard.broken and code == 0 else code
         args = _build_parser().parse_args(argv)
         return int(args.func(args))
     except PlaceError as exc:
@@ -273,6 +321,86 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("place: interrupted", file=sys.stderr)
         return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    code = 0
+    try:
+        # Piped, stdout is block-buffered: a reader that has gone shows up at these flushes,
+        # inside the handler below, rather than at the interpreter's own flush on exit.
+        try:
+            code = _dispatch(argv)
+        except SystemExit as exc:  # argparse's --help and usage errors, Hydra's own exits
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # `place ... | head`: the reader closed the pipe. Point the broken stream(s) at
+        # /dev/null and exit 141 (128 + SIGPIPE: what a shell reports for a process killed by
+        # SIGPIPE, e.g. `yes | head`); a command that had failed keeps its own status.
+        _discard_broken_streams()
+        return code or EXIT_BROKEN_PIPE
+
+
+def _discard_broken_streams() -> None:
+    """Point stdout and stderr, whichever is a closed pipe, at /dev/null, so that the
+    interpreter's final flush of what is still buffered does not raise BrokenPipeError again
+    (it would print "Exception ignored ... BrokenPipeError" and exit 120). A stream that
+    still flushes (stderr on a terminal) is left as it is."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            _to_devnull(stream)
+        except (OSError, ValueError):  # closed or detached: nothing left to flush
+            pass
+
+
+def _to_devnull(stream: TextIO) -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor of its own (e.g. a captured stream)
+        pass
+
+
+class _StdoutGuard:
+    """sys.stdout while a Hydra-driven command (`run`, `doctor`) runs. Hydra catches what its
+    app raises and prints a traceback (`run --cfg job` writes inside that catch), and logging
+    prints one for every line of Hydra's launch log it fails to write, so a BrokenPipeError
+    never reaches `main` from there. The guard handles it where it happens: the write is
+    dropped, stdout is pointed at /dev/null, and the command exits 141 if it otherwise
+    succeeded (a failed command keeps its own status)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self._closed()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def _closed(self) -> None:
+        self.broken = True
+        _to_devnull(self.stream)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ...
+        return getattr(self.stream, name)
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ def condition_figures(
         ),
         "deletion_residue": rnd(mean([float(v) for v in residue.values()])),
         "closed_loop": {
-            "state_correctness": rnd(state),
+            "state_correctness": rnd(state) if loop else None,  # None: the loop was not run
             "exposure_rate": rnd(mean([float(ineligible(q["exposed"])) for q in loop])),
             "joint_success": rnd(mean([float(joint(q)) for q in loop])),
         },

@@ -222,10 +222,13 @@ def deletion_residue(records: RunRecords, condition: str, design: Design) -> Val
     "closed_loop.state_correctness",
     display="ClosedLoop StateCorrectness",
     direction="higher",
-    doc="The primary state correctness: memory writes are unchanged in Closed Loop.",
+    doc="The primary state correctness (memory writes are unchanged in Closed Loop); None when "
+    "the closed loop was not run.",
     tables={"table2b": "StateCorrectness"},
 )
 def closed_loop_state_correctness(records: RunRecords, condition: str, design: Design) -> Value:
+    if not ep.query_records(records.queries, condition, "closed_loop"):
+        return None  # not run: no figure, rather than the primary one standing in for it
     return ep.state_correctness(records.checkpoints, condition)
 
 

@@ -14,7 +14,7 @@ from place.report.integrity import check_one_run
 from place.report.metrics import MetricsDocument, compute_metrics, dump_metrics
 from place.report.plots import write_plots
 from place.report.provenance import compute_note
-from place.report.tables import all_tables, to_csv, to_latex, to_markdown
+from place.report.tables import all_tables, on_paper_trajectory, to_csv, to_latex, to_markdown
 
 
 def load_manifest(run_dir: Path) -> dict[str, Any]:
@@ -49,14 +49,31 @@ def write_tables(
     atomic.write_text(out_dir / "tables.md", "\n".join(markdown))
 
 
-def write_report(run_dir: Path, paper: bool = False, plots: bool = True) -> MetricsDocument:
+def show_paper(requested: bool | None, runs: list[MetricsDocument], manifest: Any = None) -> bool:
+    """Whether tables show the paper's published rows, the one rule of `place run`,
+    `place report` and `place compare`: asked for (True) or refused (False) explicitly, else
+    only when every run is on the paper's trajectory and (for a run directory) its
+    configuration did not turn them off (`paper_values=false`)."""
+    if requested is not None:
+        return requested
+    if manifest is not None and not (manifest.get("config") or {}).get("paper_values", True):
+        return False
+    return on_paper_trajectory(runs)
+
+
+def write_report(
+    run_dir: Path, paper: bool | None = None, plots: bool = True
+) -> MetricsDocument:
+    """metrics.json, tables and plots of a run directory, from its records. `paper`: None
+    shows the paper's rows by `show_paper`'s rule, True/False forces them on or off."""
     metrics = recompute(run_dir)
     atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
     faults.kill_point("report")
     note = compute_note(load_manifest(run_dir))
     if note:
         print(note, file=sys.stderr)
-    write_tables([metrics], run_dir / "tables", paper, note=note)
+    shown = show_paper(paper, [metrics], load_manifest(run_dir))
+    write_tables([metrics], run_dir / "tables", shown, note=note)
     if plots:
         write_plots(RunRecords.load(run_dir / "records"), metrics, run_dir / "plots")
     return metrics

@@ -18,7 +18,7 @@ from typing import Any
 from place.design import PAPER
 from place.metrics.aoep import INVARIANTS, OBLIGATIONS
 from place.metrics.catalog import Endpoint, in_table
-from place.report.metrics import MetricsDocument, PairEffect
+from place.report.metrics import BlockEffect, MetricsDocument, PairEffect
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
 CONDITIONS = PAPER.names
@@ -46,6 +46,8 @@ class Table:
     rows: list[list[str]]
     banner: str | None = None
     """Shown above the table when a run it reports is invalid (e.g. factorization failed)."""
+    note: str | None = None
+    """A caution shown under the title (e.g. intervals resting on too few blocks)."""
 
 
 def paper_values() -> dict[str, Any]:
@@ -65,8 +67,65 @@ def fmt_interval(iv: Sequence[float | None] | None) -> str:
     return f"[{iv[0]:.3f}, {iv[1]:.3f}]"
 
 
-def _label(metrics: MetricsDocument) -> str:
-    return str(metrics.model["name"])
+def _trajectory(metrics: MetricsDocument) -> str:
+    t = metrics.trajectory
+    return str(t.get("id") or str(t.get("sha256", "?"))[:12])
+
+
+def _label(metrics: MetricsDocument, runs: Sequence[MetricsDocument] = ()) -> str:
+    """A run's row label: its model, and its trajectory when the table reports several runs
+    (`place compare`), so rows of different trajectories can be told apart."""
+    model = str(metrics.model["name"])
+    return f"{model} on {_trajectory(metrics)}" if len(runs) > 1 else model
+
+
+PAPER_TRAJECTORY = "trajectories/primary.yaml"
+"""The shipped trajectory built to the paper's design (302 turns, 105 checkpoints, 48
+queries and pairs, 72 probes); its sha256 is `trajectory_sha256` in paper_values.json."""
+
+
+def on_paper_trajectory(runs: Sequence[MetricsDocument]) -> bool:
+    """Every run is on the paper's trajectory (by content), so the paper's values compare."""
+    sha = paper_values()["trajectory_sha256"]
+    return bool(runs) and all(m.trajectory.get("sha256") == sha for m in runs)
+
+
+def _paper_label(model: str, runs: Sequence[MetricsDocument]) -> str:
+    """The paper's rows are always labelled as the paper's; beside a run of another
+    trajectory they also say that they are not of this trajectory."""
+    if on_paper_trajectory(runs):
+        return f"paper: {model}"
+    return f"paper (its own trajectory, not this one): {model}"
+
+
+MIN_BLOCKS = 4
+"""Fewer conversations than this and a conversation-block bootstrap interval says little: K
+blocks give C(2K-1, K) distinct resamples (35 for the paper's 4, 10 for 3, 3 for 2), so its
+percentiles are the extremes of a handful of values. The paper's design has 4; the table
+says so below that (docs/decisions.md)."""
+MIN_PAIRS = 10
+"""Likewise for a pair or probe bootstrap over fewer items than this."""
+
+
+def interval_warnings(runs: Sequence[MetricsDocument]) -> str | None:
+    """A warning for Table 1 B when an interval rests on too few blocks or items."""
+    notes = []
+    for m in runs:
+        k = int(m.counts.get("conversations", 0))
+        if k < MIN_BLOCKS and any(isinstance(e, BlockEffect) for e in m.effects.values()):
+            notes.append(
+                f"{_label(m, runs)}: the conversation-block intervals rest on {k} "
+                f"conversation(s), fewer than {MIN_BLOCKS}; read them as descriptive"
+            )
+        small = sorted(
+            name for name, e in m.effects.items() if isinstance(e, PairEffect) and e.n < MIN_PAIRS
+        )
+        if small:
+            notes.append(
+                f"{_label(m, runs)}: {', '.join(small)} rest on fewer than {MIN_PAIRS} pairs "
+                "or probes (n shown)"
+            )
+    return "; ".join(notes) or None
 
 
 ENDPOINT_TABLES: dict[str, tuple[str, str]] = {
@@ -97,13 +156,13 @@ def endpoint_table(name: str, runs: Sequence[MetricsDocument], paper: bool) -> T
     for m in runs:
         for c in _conditions(m):
             w = m.conditions[c]
-            rows.append([_label(m), c, *[_endpoint_cell(e, w.value) for e in columns]])
+            rows.append([_label(m, runs), c, *[_endpoint_cell(e, w.value) for e in columns]])
     if paper:
         for model, conds in paper_values()[section].items():
             for c in CONDITIONS:
                 published = _ungrouped(conds[c])
                 cells = [_endpoint_cell(e, published) for e in columns]
-                rows.append([f"paper: {model}", c, *cells])
+                rows.append([_paper_label(model, runs), c, *cells])
     return Table(name, title, ["Model", "Condition", *[e.tables[name] for e in columns]], rows)
 
 
@@ -115,7 +174,7 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     rows = []
     names = _effect_names(runs)
     for m in runs:
-        row = [_label(m)]
+        row = [_label(m, runs)]
         for name in names:
             e = m.effects.get(name)
             if e is None:
@@ -129,7 +188,7 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     if paper:
         for model, effs in paper_values()["table1_effects"].items():
             rows.append(
-                [f"paper: {model}"]
+                [_paper_label(model, runs)]
                 + [
                     f"{fmt(effs[n]['estimate'])} {fmt_interval(effs[n]['interval'])}"
                     if n in effs
@@ -149,6 +208,7 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         ),
         ["Model", *names],
         rows,
+        note=interval_warnings(runs),
     )
 
 
@@ -186,7 +246,7 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         for c in _conditions(m):
             if c not in card:
                 continue
-            row = [_label(m), c]
+            row = [_label(m, runs), c]
             for key, _, kinds in AOEP_FAMILIES:
                 family = card[c].get(key)
                 row.append(_passed_of(family))
@@ -206,7 +266,7 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
 def invalid_banner(runs: Sequence[MetricsDocument]) -> str | None:
     """The banner every table carries when a run it reports failed the factorization check."""
     failed = [
-        f"{_label(m)}: first mismatch at {m.factorization.first_mismatch}"
+        f"{_label(m, runs)}: first mismatch at {m.factorization.first_mismatch}"
         for m in runs
         if not m.factorization.ok
     ]
@@ -227,9 +287,9 @@ def all_tables(runs: Sequence[MetricsDocument], paper: bool = False) -> list[Tab
 
 def to_markdown(t: Table) -> str:
     lines = [f"> **{t.banner}**", ""] if t.banner else []
+    lines += [f"**{t.title}**", ""]
+    lines += [f"_Note: {t.note}._", ""] if t.note else []
     lines += [
-        f"**{t.title}**",
-        "",
         "| " + " | ".join(t.header) + " |",
         "|" + "|".join("---" for _ in t.header) + "|",
     ]
@@ -248,6 +308,7 @@ def to_latex(t: Table) -> str:
         r"\centering",
         rf"\caption{{{_latex_escape(t.title)}}}",
         *([rf"\textbf{{{_latex_escape(t.banner)}}}\\[1ex]"] if t.banner else []),
+        *([rf"\emph{{Note: {_latex_escape(t.note)}.}}\\[1ex]"] if t.note else []),
         rf"\begin{{tabular}}{{{cols}}}",
         r"\toprule",
         " & ".join(_latex_escape(h) for h in t.header) + r" \\",
@@ -263,6 +324,8 @@ def to_csv(t: Table) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     if t.banner:  # a comment line: pandas.read_csv(..., comment="#") skips it
         buf.write(f"# {t.banner}\n")
+    if t.note:
+        buf.write(f"# Note: {t.note}.\n")
     writer.writerow(t.header)
     writer.writerows(t.rows)
     return buf.getvalue()

@@ -30,8 +30,9 @@ class Reported(Protocol):
     def factorization(self) -> Any: ...
 
 
-Reporter = Callable[[Path, bool], Reported]
-"""(run directory, show the paper's values) -> the metrics document, once written. The
+Reporter = Callable[[Path, bool | None], Reported]
+"""(run directory, show the paper's values: None = by the run's own rule) -> the metrics
+document, once written. The
 runner sits below the report layer, so `place.cli` passes `place.report.report.write_report`
 in rather than the runner importing it."""
 
@@ -60,7 +61,12 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from place.runner.checks import ConfigProblems, check_config, composition_problem
+    from place.runner.checks import (
+        ConfigProblems,
+        check_config,
+        composition_problem,
+        override_problems,
+    )
     from place.runner.config import register_configs
 
     register_configs()
@@ -76,8 +82,12 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
     found: dict[str, list[int]] = {}  # problem -> the jobs that have it
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         for num, overrides in enumerate(jobs):
-            problems: list[str] = []
-            remaining = list(overrides)
+            # Keys the schema lacks (Hydra adds a `+key` silently) and group options with no
+            # file under configs/: refused with the allowed ones, and left out of the
+            # composition, so the job's other problems are reported with them.
+            refused = override_problems(overrides)
+            problems: list[str] = list(refused.values())
+            remaining = [o for o in overrides if o not in refused]
             while True:
                 try:
                     cfg = compose(CONFIG_NAME, overrides=remaining)
@@ -158,12 +168,17 @@ def _job_overrides(argv: Sequence[str], sweeping: bool) -> list[list[str]]:
 
 
 def _in_jobs(problem: str, nums: list[int], jobs: list[list[str]]) -> str:
+    """`problem` with the sweep jobs that have it, numbered from 0 as Hydra numbers them
+    (`hydra.job.num`, its `#N : ...` launch lines, the `N_<model>` job directories):
+    `(sweep job #1 of jobs #0-#1: experiment.k=0 trajectory=smoke)`, or for several
+    `(sweep jobs #2, #5 of jobs #0-#17)`."""
     first, rest = problem.split("\n", 1) if "\n" in problem else (problem, "")
-    which = ", ".join(str(n) for n in nums)
+    which = ", ".join(f"#{n}" for n in nums)
+    span = f"jobs #0-#{len(jobs) - 1}" if len(jobs) > 1 else "job #0"
     where = (
-        f"sweep job {which} of {len(jobs)}: {' '.join(jobs[nums[0]])}"
+        f"sweep job {which} of {span}: {' '.join(jobs[nums[0]])}"
         if len(nums) == 1
-        else f"sweep jobs {which} of {len(jobs)}"
+        else f"sweep jobs {which} of {span}"
     )
     return f"{first} ({where})" + (f"\n{rest}" if rest else "")
 
@@ -193,7 +208,48 @@ def resolve_path(path: str) -> str:
 
 def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
     """Entry point of `place run`; returns the process exit code. With `--check`: run the
-    checks (and the runtime's preflight), print one summary line and exit, creating nothing."""
+    checks (and the runtime's preflight), print one summary line and exit, creating nothing.
+    With `-h`/`--help` (or `--hydra-help`): help, exit 0; nothing is checked, run or created."""
+    if {"-h", "--help", "--hydra-help"} & set(argv):
+        import hydra
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        from place.runner.checks import composition_problem
+        from place.runner.config import register_configs
+
+        if "--hydra-help" not in argv:
+            print(
+                "usage: place run [--check] [-m | --multirun] [key=value ...] [Hydra flags]\n\n"
+                "Run the factorial experiment (a Hydra app). Every job's configuration and input\n"
+                "are checked before anything is created.\n\n"
+                "  key=value       override a configuration value (docs/configuration.md)\n"
+                "  -m, --multirun  one job per combination of swept values (docs/sweeps.md)\n"
+                "  --check         only check every job (and the Ollama server), create nothing\n"
+                "  --cfg job       print the composed configuration instead of running\n"
+                "  -h, --help      this help, then the config groups and the composed config\n"
+                "  --hydra-help    Hydra's own flags\n\n"
+                "exit status: 0 done; 1 a sweep job failed; 2 bad configuration or input, nothing\n"
+                "created; 3 the run finished but its factorization check failed (records kept,\n"
+                "manifest and tables marked invalid)\n"
+            )
+        register_configs()
+
+        @hydra.main(config_path=str(CONFIG_DIR), config_name=CONFIG_NAME, version_base=None)
+        def _help(cfg: Any) -> None:  # never called: Hydra prints its help and exits
+            raise AssertionError("Hydra ran a job instead of printing its help")
+
+        saved, sys.argv = sys.argv, ["place run", *argv, "hydra.help.app_name=place run"]
+        try:
+            _help()
+        except SystemExit as exc:  # Hydra exits 0 after its help
+            return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except (HydraException, OmegaConfBaseException, ValueError) as exc:  # a bad override
+            print(f"place run: error: {composition_problem(exc)[0]}", file=sys.stderr)
+            return EXIT_USAGE
+        finally:
+            sys.argv = saved
+        return 0
     checking = "--check" in argv
     argv = [a for a in argv if a != "--check"]
     sweeping = "-m" in argv or "--multirun" in argv
@@ -227,6 +283,7 @@ def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
         run_dir = Path(HydraConfig.get().runtime.output_dir)
         try:
             metrics = run_experiment(cfg, run_dir, report)
+            print(where_it_is(run_dir))
             fact = metrics.factorization
             if not fact.ok:
                 print(
@@ -251,6 +308,20 @@ def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
     finally:
         sys.argv = saved
     return outcome["code"]
+
+
+def where_it_is(run_dir: Path) -> str:
+    """What `place run` prints at the end: where the run's outputs are."""
+    return "\n".join(
+        [
+            f"place run: done: {run_dir}",
+            f"  tables   {run_dir / 'tables' / 'tables.md'} (and .csv, .tex per table)",
+            f"  plots    {run_dir / 'plots'}/",
+            f"  metrics  {run_dir / 'metrics.json'}",
+            f"  records  {run_dir / 'records'}/ (`place report {run_dir}` recomputes the above "
+            "from them)",
+        ]
+    )
 
 
 def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported:
@@ -335,7 +406,9 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
             experiment.close()
         metrics_started = time.perf_counter()
         stack.set_phase("the report (metrics, tables, plots)")
-        metrics = report(run_dir, bool(cfg.paper_values))
+        # The paper's rows follow one rule in `place run` and `place report` (the trajectory
+        # is the paper's and paper_values is on): the reporter reads both from the run.
+        metrics = report(run_dir, None)
         timings = stack.timings()
         timings["governance"] = round(experiment.governance_seconds, 3)
         timings["metrics"] = round(time.perf_counter() - metrics_started, 3)

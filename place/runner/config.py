@@ -477,7 +477,11 @@ class RunConfig:
     seeds: SeedsConfig = field(default_factory=SeedsConfig)
     paper_values: Annotated[
         bool,
-        Doc("Show the paper's published values beside measured ones (labelled as the paper's)."),
+        Doc(
+            "Show the paper's published values beside measured ones (labelled as the "
+            "paper's) when the trajectory is the paper's (trajectories/primary.yaml, by "
+            "content); `place report` applies the same rule (--paper, --no-paper override)."
+        ),
     ] = True
     progress: Annotated[bool, Doc("Show a progress bar on stderr.")] = True
 

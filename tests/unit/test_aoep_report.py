@@ -158,28 +158,34 @@ def test_extended_design_keeps_design_order_and_several_runs() -> None:
     }
     runs = [doc("small", EXTENDED.names, cards), paper_doc("large")]
     t = aoep(runs, paper=False)
-    assert [r[:2] for r in t.rows] == [["small", c] for c in EXTENDED.names] + [
-        ["large", c] for c in PAPER.names
+    # Several runs: each row names its model and trajectory (`place compare`).
+    small, large = "small on t", "large on t"
+    assert [r[:2] for r in t.rows] == [[small, c] for c in EXTENDED.names] + [
+        [large, c] for c in PAPER.names
     ]
     by = {(r[0], r[1]): dict(zip(HEADER, r, strict=True)) for r in t.rows}
-    assert by[("small", "Append/Decay")]["Support"] == "0/6"  # i = 7
-    assert by[("small", "Append/Decay")]["Obligations"] == "8/15"
-    assert by[("small", "PLACE")]["Exposure"] == "3/14"  # i = 11
-    assert by[("small", "PLACE")]["Invariants"] == "7/18"
-    assert by[("large", "CSS")]["Exposure"] == "1/14"
+    assert by[(small, "Append/Decay")]["Support"] == "0/6"  # i = 7
+    assert by[(small, "Append/Decay")]["Obligations"] == "8/15"
+    assert by[(small, "PLACE")]["Exposure"] == "3/14"  # i = 11
+    assert by[(small, "PLACE")]["Invariants"] == "7/18"
+    assert by[(large, "CSS")]["Exposure"] == "1/14"
 
 
 def test_a_document_without_aoep_gives_no_rows() -> None:
     old = doc("old", PAPER.names, None)
     assert aoep([old], paper=False).rows == []
     t = aoep([old, paper_doc("new")], paper=True)
-    assert [r[0] for r in t.rows] == ["new"] * 4  # the paper publishes no scorecard
+    assert [r[0] for r in t.rows] == ["new on t"] * 4  # the paper publishes no scorecard
 
 
 def test_paper_values_add_no_scorecard_rows() -> None:
     tables = {t.name: t for t in all_tables([paper_doc()], paper=True)}
     assert [r[0] for r in tables["aoep"].rows] == ["tiny"] * 4
-    assert any(r[0].startswith("paper: ") for r in tables["table1a"].rows)
+    # Not the paper's trajectory: its rows say they are of another one.
+    assert any(
+        r[0].startswith("paper (its own trajectory, not this one): ")
+        for r in tables["table1a"].rows
+    )
 
 
 @pytest.mark.parametrize("paper", [False, True])

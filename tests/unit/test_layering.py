@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 5. Running the experiment.
     ("runner",),
     # 6. Reading results and the command line.
-    ("report", "results", "cli"),
+    ("report", "results", "cli", "__main__"),
 ]
 LAYER_OF = {unit: n for n, units in enumerate(LAYERS) for unit in units}
 

@@ -416,4 +416,4 @@ def test_metrics_json_is_loaded_and_tables_render(tmp_path: Path, metrics: Metri
     t1a = {t.name: t for t in all_tables([run.metrics], paper=True)}["table1a"]
     models = [row[0] for row in t1a.rows]
     assert models[:4] == ["tiny-model"] * 4
-    assert all(m.startswith("paper: ") for m in models[4:])
+    assert all(m.startswith("paper (its own trajectory, not this one): ") for m in models[4:])
