@@ -1,8 +1,18 @@
-"""PNG plots of a run, drawn from its records and metrics only."""
+"""PNG plots of a run, drawn from its records and metrics only.
+
+Colours come from `palette` (the one place they are defined; the replication plots and the
+notebooks use it through `color`): in a design's plots every condition has its own colour,
+its write producer as hue and its read policy as shade (docs/records.md, "Plots"). Legends sit
+outside the axes, a value that does not exist is drawn as no data (never as a zero), and
+where a plotted value rests on a count the count is shown. Each plot has a `*_figure`
+function that returns the matplotlib Figure (what the tests inspect) and a function that
+writes the PNG.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,60 +20,309 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
+from place.design import PAPER_NAMES, Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
-from place.report.metrics import MetricsDocument
+from place.report.metrics import MetricsDocument, PairEffect
 from place.trajectory.model import FAMILIES
 
+DPI = 120
+"""Every PNG is written at this resolution (with matplotlib's default PNG metadata, which
+holds no date: the same inputs give the same bytes)."""
+
+# --- colours ------------------------------------------------------------------------------
+
 COLORS = {"Native": "#7f7f7f", "CSS": "#1f77b4", "QASC": "#ff7f0e", "PLACE": "#2ca02c"}
-_EXTRA = plt.get_cmap("tab20").colors  # type: ignore[attr-defined]  # reason: a ListedColormap; the stub types it as the Colormap base
+"""The paper's 2 × 2 keeps the colours of its figures (grey, blue, orange, green)."""
+
+PRODUCER_HUES: dict[str, float | None] = {"native": None, "css": 265.0, "append": 59.0}
+"""A shipped producer's hue in every design, as a CIE LCh hue angle (degrees; css is the
+hue of matplotlib's blue, append of its orange); None is grey (no chroma): the native Mem0
+store, the baseline."""
+
+SPARE_HUES = (138.0, 312.0, 200.0, 25.0, 100.0, 345.0)
+"""Hues for producers not in `PRODUCER_HUES` (registered later), in the design's order of
+producers: green, purple, teal, red, olive, pink; further ones step by the golden angle."""
+
+CHROMA = 50.0
+"""Chroma of a producer's hue, lowered where sRGB cannot show it at a shade's lightness."""
 
 
-def color(condition: str, conditions: list[str]) -> Any:
-    """The paper's four keep their colours; other conditions take tab20 colours in order."""
-    if condition in COLORS:
-        return COLORS[condition]
-    others = [c for c in conditions if c not in COLORS]
-    return _EXTRA[others.index(condition) % len(_EXTRA)]
+def _srgb(lightness: float, chroma: float, hue: float) -> tuple[float, float, float] | None:
+    """CIE LCh (D65) to gamma-encoded sRGB in [0, 1]; None outside the sRGB gamut."""
+    a = chroma * math.cos(math.radians(hue))
+    b = chroma * math.sin(math.radians(hue))
+    fy = (lightness + 16) / 116
+    fx, fz = fy + a / 500, fy - b / 200
+    d = 6 / 29
 
+    def finv(t: float) -> float:
+        return t**3 if t > d else 3 * d * d * (t - 4 / 29)
 
-def _dashed(condition: str) -> bool:
-    # Conditions that read through a non-native policy overlap their row's Native read.
-    return condition in ("QASC", "PLACE") or (
-        "/" in condition and not condition.endswith("/Native")
+    x, y, z = 0.95047 * finv(fx), finv(fy), 1.08883 * finv(fz)
+    linear = (
+        3.2404542 * x - 1.5371385 * y - 0.4985314 * z,
+        -0.9692660 * x + 1.8760108 * y + 0.0415560 * z,
+        0.0556434 * x - 0.2040259 * y + 1.0572252 * z,
     )
+    if any(c < -1e-9 or c > 1 + 1e-9 for c in linear):
+        return None
+    clipped = [min(max(c, 0.0), 1.0) for c in linear]
+    r, g, bl = (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055 for c in clipped)
+    return r, g, bl
 
 
-def state_across_checkpoints(records: RunRecords, conditions: list[str], path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(9, 3.6))
-    for condition in conditions:
-        items = ep.state_items(records.checkpoints, condition)
-        ax.plot(
-            range(1, len(items) + 1),
-            [ep.checkpoint_f1(c) for c in items],
-            label=condition,
-            color=color(condition, conditions),
-            lw=1.4,
-            ls="--" if _dashed(condition) else "-",
-        )
-    ax.set_xlabel("post-update checkpoint")
-    ax.set_ylabel("F1(S^phys, S*)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title("StateCorrectness across checkpoints (policies of a row overlap by design)")
-    ax.legend(ncol=4, fontsize=8, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+def _lch_hex(lightness: float, chroma: float, hue: float) -> str:
+    """The colour of that lightness and hue with the largest chroma up to `chroma` that
+    sRGB shows (bisection, so the result is exact and the same on every machine)."""
+    rgb = _srgb(lightness, chroma, hue)
+    if rgb is None:
+        lo, hi = 0.0, chroma
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            if _srgb(lightness, mid, hue) is None:
+                hi = mid
+            else:
+                lo = mid
+        rgb = _srgb(lightness, lo, hue)
+    assert rgb is not None  # chroma 0 is always in gamut
+    return "#" + "".join(f"{round(255 * c):02x}" for c in rgb)
+
+
+def shades(count: int) -> list[float]:
+    """CIELAB lightness of each of `count` read policies, darkest first: 22 apart for two
+    or three policies, the range 25–75 shared out from four on (12.5 apart for five, 10 for
+    six): shades of one hue stay about ΔE 10 apart or more up to six policies (9.9 after
+    rounding to 8-bit sRGB at six; tests/unit/test_plot_colours.py checks ≥ 10 up to five)."""
+    if count <= 1:
+        return [50.0]
+    span = min(50.0, 22.0 * (count - 1))
+    return [50.0 - span / 2 + span * i / (count - 1) for i in range(count)]
+
+
+def _hue(index: int) -> float:
+    if index < len(SPARE_HUES):
+        return SPARE_HUES[index]
+    return (SPARE_HUES[-1] + 137.508 * (index - len(SPARE_HUES) + 1)) % 360
+
+
+def _registered(display: str, kind: str) -> str:
+    """The registered name spelled `display` in condition names (the display itself when
+    no registered component spells it so)."""
+    from place.policies import POLICIES
+    from place.producers import PRODUCERS
+
+    registry: Any = PRODUCERS if kind == "producer" else POLICIES
+    for name, spec in registry.items():
+        if spec.display == display:
+            return str(name)
+    return display
+
+
+def _parts(name: str) -> tuple[str, str]:
+    """A condition's (producer, policy) from its name alone: the paper's names, then
+    `<Producer>/<Policy>`; any other name is a producer of its own read natively."""
+    for pair, paper in PAPER_NAMES.items():
+        if paper == name:
+            return pair
+    if "/" in name:
+        producer, policy = name.split("/", 1)
+        return _registered(producer, "producer"), _registered(policy, "policy")
+    return name, "native"
+
+
+def grid(
+    conditions: Sequence[str], design: Design | None = None
+) -> tuple[dict[str, tuple[str, str]], list[str], list[str]]:
+    """Each condition's (producer, policy), and the producers and the policies in design
+    order. From `design` when it has every condition, else read off the names (so that
+    `color(c, conditions)` needs nothing but the names)."""
+    known = {c.name: (c.producer, c.policy) for c in design.conditions} if design else {}
+    pairs = {c: known.get(c) or _parts(c) for c in conditions}
+    producers = list(dict.fromkeys(p for p, _ in pairs.values()))
+    policies = list(dict.fromkeys(r for _, r in pairs.values()))
+    if design is not None and all(c in known for c in conditions):
+        producers = [p for p in design.producers if p in producers]
+        policies = [r for r in design.policies if r in policies]
+    return pairs, producers, policies
+
+
+def palette(conditions: Sequence[str], design: Design | None = None) -> dict[str, str]:
+    """A colour (`#rrggbb`) per condition, all different: the write producer is the hue,
+    the read policy the shade (CIELAB lightness, `shades`, darkest for the design's first
+    policy). Shipped producers keep their hue in every design (`PRODUCER_HUES`: native grey,
+    css blue, append orange); others take `SPARE_HUES` in the design's order. The paper's
+    2 × 2 (exactly Native, CSS, QASC, PLACE) keeps its figures' colours (`COLORS`).
+    Deterministic: the same conditions give the same colours."""
+    if sorted(conditions) == sorted(COLORS):
+        return {c: COLORS[c] for c in conditions}
+    pairs, producers, policies = grid(conditions, design)
+    spare = iter(range(len(producers)))
+    hues = {p: PRODUCER_HUES[p] if p in PRODUCER_HUES else _hue(next(spare)) for p in producers}
+    lightness = dict(zip(policies, shades(len(policies)), strict=True))
+    out = {}
+    for c in conditions:
+        producer, policy = pairs[c]
+        hue = hues[producer]
+        out[c] = _lch_hex(lightness[policy], 0.0 if hue is None else CHROMA, hue or 0.0)
+    return out
+
+
+def color(condition: str, conditions: list[str], design: Design | None = None) -> str:
+    """The colour of `condition` among the plotted `conditions` (see `palette`)."""
+    return palette(conditions, design)[condition]
+
+
+def _design(metrics: MetricsDocument) -> Design | None:
+    design = Design.from_json(metrics.design)
+    return design if set(metrics.conditions) <= set(design.names) else None
+
+
+def _save(fig: Figure, path: Path) -> None:
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
 
 
-def effects_with_intervals(metrics: MetricsDocument, path: Path) -> None:
+def _legend(
+    fig: Figure, conditions: Sequence[str], design: Design | None, handles: list[Any]
+) -> None:
+    """The conditions' legend below the axes: a column per read policy, a row per write
+    producer (the conditions are in policy-major design order)."""
+    _, _, policies = grid(conditions, design)
+    legend = fig.legend(
+        handles,
+        [h.get_label() for h in handles],
+        loc="outside lower center",
+        ncol=max(1, min(len(policies), len(handles))),
+        fontsize=8,
+        frameon=False,
+    )
+    # A wide grid (many policies, long names) widens the figure rather than being cut off.
+    width = legend.get_window_extent().width / fig.dpi
+    if width + 0.4 > fig.get_figwidth():
+        fig.set_figwidth(width + 0.4)
+
+
+# --- StateCorrectness across checkpoints --------------------------------------------------
+
+
+def _n(counts: Sequence[int]) -> str:
+    """`n=8`, or `n=4–8` when the conditions' counts differ."""
+    values = sorted(set(counts))
+    if not values:
+        return "n=0"
+    return f"n={values[0]}" if len(values) == 1 else f"n={values[0]}–{values[-1]}"
+
+
+def state_figure(
+    records: RunRecords, conditions: list[str], design: Design | None = None
+) -> Figure:
+    """One panel per write producer, a line per condition reading its store. The policies
+    of a row observe the same store, so their lines coincide by design: they are drawn
+    widest first, so that every one stays visible. A condition without checkpoints is
+    named in the legend with a hatched key (and its panel says so when no line is left)."""
+    colors = palette(conditions, design)
+    pairs, producers, policies = grid(conditions, design)
+    series = {
+        c: [ep.checkpoint_f1(r) for r in ep.state_items(records.checkpoints, c)] for c in conditions
+    }
+    fig, axes = plt.subplots(
+        len(producers),
+        1,
+        figsize=(9, 1.5 + 1.5 * len(producers)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    handles: dict[str, Any] = {}
+    for ax, producer in zip(axes[:, 0], producers, strict=True):
+        row = [c for c in conditions if pairs[c][0] == producer]
+        for c in row:
+            values = series[c]
+            if not values:
+                label = f"{c}: no data"
+                handles[c] = Patch(facecolor="none", edgecolor="0.5", hatch="////", label=label)
+                continue
+            rank = policies.index(pairs[c][1])
+            ax.plot(
+                range(1, len(values) + 1),
+                values,
+                color=colors[c],
+                lw=1.2 + 1.4 * (len(policies) - 1 - rank),
+                solid_capstyle="butt",
+                label=c,
+                gid=f"state|{c}",
+            )
+            handles[c] = Line2D([], [], color=colors[c], lw=2.5, label=c)
+        if not any(series[c] for c in row):
+            ax.text(
+                0.5,
+                0.5,
+                "no post-update checkpoint",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                color="0.35",
+                gid="no-data",
+            )
+        ax.set_ylim(-0.04, 1.04)
+        ax.set_ylabel("F1", fontsize=8)
+        ax.set_title(f"write producer {producer}: {', '.join(row)}", fontsize=8, loc="left")
+        ax.grid(axis="y", color="0.92", lw=0.6)
+    n = _n([len(v) for v in series.values() if v])
+    axes[-1, 0].set_xlabel(f"post-update checkpoint ({n} per condition)")
+    fig.suptitle(
+        "StateCorrectness F1(S^phys, S*) across checkpoints: the read policies of one "
+        "producer see the same store,\nso their lines coincide (drawn widest first)",
+        fontsize=9,
+    )
+    _legend(fig, conditions, design, [handles[c] for c in conditions])
+    return fig
+
+
+def state_across_checkpoints(
+    records: RunRecords, conditions: list[str], path: Path, design: Design | None = None
+) -> None:
+    _save(state_figure(records, conditions, design), path)
+
+
+# --- effects ------------------------------------------------------------------------------
+
+
+def _effect_n(metrics: MetricsDocument, name: str) -> str:
+    """What an effect's interval rests on: its pairs, or the conversations it resamples."""
+    e = metrics.effects[name]
+    if isinstance(e, PairEffect):
+        return f"n={e.n} pairs"
+    blocks = metrics.counts.get("conversations")
+    return "blocks: conversations" if blocks is None else f"n={blocks} conversations"
+
+
+def effects_figure(metrics: MetricsDocument) -> Figure:
+    """Each effect's estimate with its 95 % interval; on the right what it rests on (its
+    pairs, or the conversations of a block bootstrap). An effect without an estimate is
+    marked `n/a` at its row (not drawn at 0)."""
     names = list(metrics.effects)
-    fig, ax = plt.subplots(figsize=(6.5, max(3.2, 0.4 * len(names) + 1.2)))
+    fig, ax = plt.subplots(figsize=(7.5, max(3.2, 0.4 * len(names) + 1.4)), layout="constrained")
     for i, name in enumerate(names):
         e = metrics.effects[name]
         if e.estimate is None:
-            ax.text(0, i, "  not estimable (no counted pairs)", va="center", fontsize=8)
+            why = " (no counted pairs)" if isinstance(e, PairEffect) and e.n == 0 else ""
+            ax.text(
+                0,
+                i,
+                f"  n/a: not estimable{why}",
+                va="center",
+                fontsize=8,
+                color="0.35",
+                style="italic",
+                gid=f"no-data|{name}",
+            )
             continue
         lo, hi = e.interval or (e.estimate, e.estimate)
         lo = e.estimate if lo is None else lo  # an undefined bound draws no whisker
@@ -75,58 +334,139 @@ def effects_with_intervals(metrics: MetricsDocument, path: Path) -> None:
             fmt="o",
             color="#1f77b4",
             capsize=4,
+            gid=f"effect|{name}",
         )
     ax.axvline(0, color="k", lw=0.8)
     ax.set_yticks(range(len(names)), names)
-    ax.invert_yaxis()
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(range(len(names)), [_effect_n(metrics, n) for n in names], fontsize=8)
+    right.tick_params(length=0)
     ax.set_xlabel("effect (95 % interval)")
+    ax.grid(axis="x", color="0.92", lw=0.6)
     ax.set_title(f"Effects: {metrics.model['name']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
 
 
-def per_family_bars(records: RunRecords, conditions: list[str], path: Path) -> None:
-    scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+def effects_with_intervals(metrics: MetricsDocument, path: Path) -> None:
+    _save(effects_figure(metrics), path)
+
+
+# --- AnswerCorrectness per family ---------------------------------------------------------
+
+
+def family_scores(records: RunRecords, conditions: list[str]) -> dict[str, dict[str, list[float]]]:
+    """Per condition and query family, the AnswerCorrectness of each primary query of
+    world a (an empty list: the condition has no query of that family)."""
+    scores: dict[str, dict[str, list[float]]] = {c: {f: [] for f in FAMILIES} for c in conditions}
     for q in records.queries:
-        if q.mode == "primary" and q.world == "a":
-            scores[q.condition][q.family].append(ep.answer_score(q))
-    fig, ax = plt.subplots(figsize=(9, 3.4))
-    width = 0.8 / len(conditions)
-    for j, condition in enumerate(conditions):
-        values = [ep.mean(scores[condition][f]) if scores[condition][f] else 0.0 for f in FAMILIES]
-        ax.bar(
-            [i + (j - (len(conditions) - 1) / 2) * width for i in range(len(FAMILIES))],
-            values,
-            width,
-            label=condition,
-            color=color(condition, conditions),
-        )
-    ax.set_xticks(range(len(FAMILIES)), FAMILIES)
+        row = scores.get(q.condition, {})
+        if q.mode == "primary" and q.world == "a" and q.family in row:
+            row[q.family].append(ep.answer_score(q))
+    return scores
+
+
+def families_figure(
+    scores: Mapping[str, Mapping[str, Sequence[float]]],
+    conditions: list[str],
+    design: Design | None = None,
+) -> Figure:
+    """A group of bars per query family, a bar per condition: the mean AnswerCorrectness
+    of its queries, with the number of queries under the family. A score of 0 is a short
+    thick mark on the zero line; a slot without queries is hatched and empty."""
+    colors = palette(conditions, design)
+    fig, ax = plt.subplots(
+        figsize=(max(9.0, 2.0 + 0.13 * len(conditions) * len(FAMILIES)), 4.4),
+        layout="constrained",
+    )
+    width = 0.84 / len(conditions)
+    for j, c in enumerate(conditions):
+        for i, family in enumerate(FAMILIES):
+            x = i + (j - (len(conditions) - 1) / 2) * width
+            values = scores.get(c, {}).get(family, [])
+            if not values:
+                ax.bar(
+                    x,
+                    1.0,
+                    width,
+                    facecolor="none",
+                    edgecolor="0.6",
+                    hatch="////",
+                    lw=0,
+                    gid=f"no-data|{c}|{family}",
+                )
+                continue
+            value = ep.mean(values)
+            if value == 0:
+                ax.plot(
+                    [x - width * 0.45, x + width * 0.45],
+                    [0, 0],
+                    color=colors[c],
+                    lw=3.5,
+                    solid_capstyle="butt",
+                    gid=f"zero|{c}|{family}",
+                    clip_on=False,
+                    zorder=3,
+                )
+                ax.text(
+                    x,
+                    0.012,
+                    "0",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    color="0.25",
+                    gid=f"zero-label|{c}|{family}",
+                )
+            else:
+                ax.bar(x, value, width, color=colors[c], gid=f"bar|{c}|{family}")
+    counts = {
+        f: _n([len(v) for c in conditions if (v := scores.get(c, {}).get(f, []))]) for f in FAMILIES
+    }
+    ax.set_xticks(range(len(FAMILIES)), [f"{f}\n{counts[f]}" for f in FAMILIES])
+    ax.set_xlim(-0.5, len(FAMILIES) - 0.5)
+    ax.axhline(0, color="k", lw=0.6, zorder=2)
     ax.set_ylabel("AnswerCorrectness")
-    ax.set_ylim(0, 1.05)
-    ax.legend(ncol=4, fontsize=8)
+    ax.set_ylim(-0.03, 1.05)
+    ax.grid(axis="y", color="0.92", lw=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel(
+        "query family (n: its queries per condition); a thick mark on the zero line is a "
+        "score of 0, a hatched empty slot has no query",
+        fontsize=8,
+    )
     ax.set_title("AnswerCorrectness per query family")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    handles = [Patch(facecolor=colors[c], label=c) for c in conditions]
+    _legend(fig, conditions, design, handles)
+    return fig
+
+
+def per_family_bars(
+    records: RunRecords, conditions: list[str], path: Path, design: Design | None = None
+) -> None:
+    _save(families_figure(family_scores(records, conditions), conditions, design), path)
+
+
+# --- the AOEP scorecard -------------------------------------------------------------------
 
 
 def _rate(family: dict[str, Any]) -> float | None:
     return family["passed"] / family["total"] if family["total"] else None
 
 
-def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[float, float]]:
-    """Obligation pass rate against negative-invariant pass rate, one point per condition
-    (docs/method.md §10): the two are never blended, since a store that keeps nothing sits at the
-    top left. Returns the plotted points, in design order.
+def _totals(card: Mapping[str, Any], family: str) -> str:
+    totals = sorted({int(v[family]["total"]) for v in card.values() if v[family]["total"]})
+    if not totals:
+        return "total"
+    return str(totals[0]) if len(totals) == 1 else f"total ({totals[0]}–{totals[-1]})"
 
-    A condition with no obligation or no invariant item has no rate on that axis: it is left
-    out of the plot and named under it (no point is invented for it). A metrics document
-    without `aoep` (schema place-metrics/2) gives an empty plot that says so. Conditions at
-    the same point share one label and are drawn as concentric markers, largest first, so
-    every colour stays visible."""
+
+def aoep_figure(
+    metrics: MetricsDocument, design: Design | None = None
+) -> tuple[Figure, dict[str, tuple[float, float]]]:
+    """`aoep_scorecard`'s figure and points."""
     conditions = list(metrics.conditions)
+    colors = palette(conditions, design if design is not None else _design(metrics))
     card = metrics.aoep or {}
     points: dict[str, tuple[float, float]] = {}
     skipped = []
@@ -138,10 +478,10 @@ def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[floa
             skipped.append(c)
         else:
             points[c] = (x, y)
-    groups: dict[tuple[float, float], list[str]] = defaultdict(list)
+    groups: dict[tuple[float, float], list[str]] = {}
     for c, xy in points.items():
-        groups[xy].append(c)
-    fig, ax = plt.subplots(figsize=(6.5, 5.6))
+        groups.setdefault(xy, []).append(c)
+    fig, ax = plt.subplots(figsize=(6.5, 5.8), layout="constrained")
     placed: list[tuple[float, float]] = []
     for (x, y), names in sorted(groups.items(), key=lambda g: (-g[0][1], g[0][0])):
         for i, c in enumerate(names):
@@ -149,10 +489,11 @@ def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[floa
                 x,
                 y,
                 s=140 * 0.45**i,
-                color=color(c, conditions),
+                color=colors[c],
                 edgecolors="k",
                 linewidths=0.6,
                 zorder=3 + i,
+                gid=f"point|{c}",
             )
         right = x > 0.75  # label on the left near the right edge, to stay inside the axes
         # Labels of nearby points (e.g. two policies on one producer) would print over each
@@ -168,14 +509,21 @@ def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[floa
             fontsize=8,
         )
     if not card:
-        ax.text(0.5, 0.5, "no AOEP scorecard in metrics.json", ha="center", va="center")
+        ax.text(
+            0.5,
+            0.5,
+            "no AOEP scorecard in metrics.json",
+            ha="center",
+            va="center",
+            gid="no-data",
+        )
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel(
-        "obligations kept (passed / total)"
+        f"obligations kept (passed / {_totals(card, 'obligations')})"
         + (f"\nnot plotted (no items on an axis): {', '.join(skipped)}" if skipped else "")
     )
-    ax.set_ylabel("negative invariants held (passed / total)")
+    ax.set_ylabel(f"negative invariants held (passed / {_totals(card, 'invariants')})")
     ax.grid(color="0.9", lw=0.6)
     ax.set_title(
         f"AOEP scorecard: {metrics.model['name']}\n"
@@ -183,9 +531,22 @@ def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[floa
         "(passes every invariant, keeps no obligation)",
         fontsize=9,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig, points
+
+
+def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[float, float]]:
+    """Obligation pass rate against negative-invariant pass rate, one point per condition
+    (docs/method.md §10): the two are never blended, since a store that keeps nothing sits at the
+    top left. Returns the plotted points, in design order. The axes name the item totals
+    the rates rest on.
+
+    A condition with no obligation or no invariant item has no rate on that axis: it is left
+    out of the plot and named under it (no point is invented for it). A metrics document
+    without `aoep` (schema place-metrics/2) gives an empty plot that says so. Conditions at
+    the same point share one label and are drawn as concentric markers, largest first, so
+    every colour stays visible."""
+    fig, points = aoep_figure(metrics)
+    _save(fig, path)
     return points
 
 
@@ -198,8 +559,9 @@ def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) ->
         out_dir / "aoep.png",
     ]
     conditions = list(metrics.conditions)
-    state_across_checkpoints(records, conditions, paths[0])
+    design = _design(metrics)
+    state_across_checkpoints(records, conditions, paths[0], design)
     effects_with_intervals(metrics, paths[1])
-    per_family_bars(records, conditions, paths[2])
+    per_family_bars(records, conditions, paths[2], design)
     aoep_scorecard(metrics, paths[3])
     return paths

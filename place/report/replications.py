@@ -34,7 +34,7 @@ from place.design import Design
 from place.errors import PlaceError
 from place.metrics.catalog import replicated
 from place.report.metrics import MetricsDocument, load_metrics
-from place.report.plots import color
+from place.report.plots import palette
 from place.report.tables import Table, fmt, to_csv, to_latex, to_markdown
 
 CONFIDENCE = (2.5, 97.5)
@@ -418,22 +418,55 @@ def _forest_rows(summary: pd.DataFrame, kind: str) -> list[pd.Series]:
     return [r for _, r in hit.iterrows()]
 
 
-def _draw(ax: Any, rows: list[pd.Series], conditions: list[str], zero: bool) -> None:
+def _n_label(r: pd.Series, runs: int) -> str:
+    """What a row rests on: its trajectories (`n=10`, or `n=7 of 10` when some have none)."""
+    n = int(r["n"])
+    text = f"n={n}" if n == runs else f"n={n} of {runs}"
+    return f"{text}, no interval" if n == 1 else text
+
+
+def _draw(ax: Any, rows: list[pd.Series], colors: dict[str, str], zero: bool, runs: int) -> None:
     for i, r in enumerate(rows):
-        c = "#333333" if r["condition"] is None else color(r["condition"], conditions)
+        c = "#333333" if r["condition"] is None else colors[r["condition"]]
         dots = [v for v in r["values"] if v is not None]
-        ax.scatter(dots, [i + 0.22] * len(dots), s=14, color=c, alpha=0.5, lw=0, zorder=2)
+        ax.scatter(dots, [i + 0.22] * len(dots), s=14, color=c, alpha=0.75, lw=0, zorder=2)
+        # Equal values print as one dot: say how many trajectories it is.
+        for value in sorted(set(dots)):
+            k = dots.count(value)
+            if k > 1:
+                ax.annotate(
+                    f"×{k}",
+                    (value, i + 0.22),
+                    xytext=(4, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=6,
+                    color="0.3",
+                )
         if r["n"] == 0:
-            ax.text(0, i, "  no value on any trajectory", va="center", fontsize=8)
+            ax.text(
+                0,
+                i,
+                "  n/a: no value on any trajectory",
+                va="center",
+                fontsize=8,
+                color="0.35",
+                style="italic",
+                gid=f"no-data|{r['condition'] or r['name']}",
+            )
             continue
+        gid = f"mean|{r['condition'] or r['name']}"
         if r["n"] >= 2:
             err = [[r["mean"] - r["lo"]], [r["hi"] - r["mean"]]]
-            ax.errorbar(r["mean"], i, xerr=err, fmt="o", color=c, capsize=4, zorder=3)
+            ax.errorbar(r["mean"], i, xerr=err, fmt="o", color=c, capsize=4, zorder=3, gid=gid)
         else:
-            ax.plot(r["mean"], i, "o", color=c, zorder=3)
+            ax.plot(r["mean"], i, "o", color=c, zorder=3, gid=gid)
     labels = [r["name"] if r["condition"] is None else r["condition"] for r in rows]
     ax.set_yticks(range(len(rows)), labels)
     ax.set_ylim(len(rows) - 0.5, -0.6)
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(range(len(rows)), [_n_label(r, runs) for r in rows], fontsize=8)
+    right.tick_params(length=0)
     if zero:
         ax.axvline(0, color="k", lw=0.8)
     else:  # a rate
@@ -443,9 +476,13 @@ def _draw(ax: Any, rows: list[pd.Series], conditions: list[str], zero: bool) -> 
 
 def forest_figure(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None = None) -> Any:
     """Effects (top) and each condition's JointSuccess (bottom): the mean over trajectories
-    with its 95 % interval, and the per-trajectory values as dots just below."""
+    with its 95 % interval, the per-trajectory values as dots just below (`×k` where k
+    trajectories share a value), and on the right the number of trajectories with a value.
+    Conditions take their colours from `place.report.plots.palette`."""
     summary = summarise(docs) if summary is None else summary
     conditions = check_docs(docs)
+    design = Design.from_json(docs[0].design)
+    colors = palette(conditions, design if set(conditions) <= set(design.names) else None)
     panels = [
         (rows, kind) for kind in ("effect", "endpoint") if (rows := _forest_rows(summary, kind))
     ]
@@ -456,19 +493,19 @@ def forest_figure(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None 
         figsize=(7.5, 1.4 + 0.42 * sum(heights) + 0.6 * len(panels)),
         gridspec_kw={"height_ratios": heights},
         squeeze=False,
+        layout="constrained",
     )
     for ax, (rows, kind) in zip(axes[:, 0], panels, strict=True):
-        _draw(ax, rows, conditions, zero=kind == "effect")
+        _draw(ax, rows, colors, zero=kind == "effect", runs=len(docs))
         ax.set_xlabel(
             "effect estimate" if kind == "effect" else f"{FOREST_ENDPOINT[0]} per condition"
         )
-    design = (docs[0].design or {}).get("name", "paper")
+    design_name = (docs[0].design or {}).get("name", "paper")
     axes[0, 0].set_title(
-        f"{docs[0].model['name']}, design {design}: mean over {len(docs)} trajectories\n"
-        "with 95 % trajectory-bootstrap interval; dots: one per trajectory",
+        f"{docs[0].model['name']}, design {design_name}: mean over {len(docs)} trajectories\n"
+        "with 95 % trajectory-bootstrap interval; dots: one per trajectory (×k: k share a value)",
         fontsize=9,
     )
-    fig.tight_layout()
     return fig
 
 
