@@ -19,9 +19,11 @@ def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("override", "phrase"),
     [
-        ("experiment.kk=3", "kk"),  # misspelled key
+        ("experiment.kk=3", "did you mean experiment.k?"),  # misspelled key
+        ("+experiment.kk=3", "unknown key experiment.kk"),  # Hydra's hint followed
+        ("+foo=1", "unknown key foo; allowed top-level keys: model, design"),
         ("experiment.k=three", "experiment.k"),  # wrong type
-        ("model=qwen9", "qwen9"),  # no such group option
+        ("model=qwen9", "unknown model option qwen9"),  # no such group option
         ("cache.modes=replay-only", "modes"),
         ("hydra.launcher._target_=os.system", "_target_"),
         ("+answer._target_=subprocess.run", "_target_"),
@@ -34,6 +36,7 @@ def test_bad_overrides_exit_2_and_write_nothing(override, phrase, tmp_path, caps
     assert code == 2
     assert phrase in err
     assert "Traceback" not in err
+    assert "_schema" not in err  # ConfigStore schema entries are never offered as options
     assert not run_dir.exists()
 
 
