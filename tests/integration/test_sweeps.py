@@ -28,7 +28,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from place.runner.app import CONFIG_DIR, CONFIG_NAME, precheck
-from place.runner.config import ModelConfig, RunConfig, register_configs
+from place.runner.config import ModelConfig, register_configs, run_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = sorted(p.stem for p in (CONFIG_DIR / "model").glob("*.yaml"))
@@ -87,7 +87,7 @@ def test_sweep_config_composes_typed(launcher: str, model: str) -> None:
     # The run part resolves fully and matches the structured schema.
     run = _compose([f"hydra/launcher={launcher}", f"model={model}"], hydra_config=False)
     container = OmegaConf.to_container(run, resolve=True, throw_on_missing=True)
-    OmegaConf.merge(OmegaConf.structured(RunConfig), container)
+    OmegaConf.merge(OmegaConf.structured(run_schema()), container)
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,8 @@ def _compare(sweep_dir: Path, names: list[str]) -> dict[str, list[list[str]]]:
     tables = {}
     for name in ("table1a", "table1b", "table2a", "table2b"):
         with (out / f"{name}.csv").open(newline="") as f:
-            tables[name] = list(csv.reader(f))[1:]
+            # `#` lines are the table's banner or note (pandas: comment="#"); then the header.
+            tables[name] = [r for r in csv.reader(f) if not r[0].startswith("#")][1:]
     assert (out / "tables.md").is_file()
     return tables
 
@@ -243,8 +244,11 @@ def test_paper_sweep_against_fake_ollama(tmp_path: Path) -> None:
         "sha256-fake-7b",
     ]
     tables = _compare(sweep_dir, names)
-    assert [r[0] for r in tables["table1b"]] == ["qwen2.5-3b", "qwen2.5-7b"]
-    assert [r[0] for r in tables["table1a"]] == ["qwen2.5-3b"] * 4 + ["qwen2.5-7b"] * 4
+    # Several runs: each row names its model and its trajectory.
+    assert [r[0] for r in tables["table1b"]] == ["qwen2.5-3b on smoke", "qwen2.5-7b on smoke"]
+    assert [r[0] for r in tables["table1a"]] == ["qwen2.5-3b on smoke"] * 4 + [
+        "qwen2.5-7b on smoke"
+    ] * 4
 
 
 @pytest.mark.slow
@@ -263,6 +267,6 @@ def test_embedded_k_sweep_with_joblib(tmp_path: Path) -> None:
     assert [m["config"]["experiment"]["k"] for m in manifests] == [3, 5]
     assert len({m["config"]["model"]["name"] for m in manifests}) == 1
     tables = _compare(sweep_dir, names)
-    # Rows are labelled by model name only, so both runs appear as smollm2-135m.
-    assert [r[0] for r in tables["table1b"]] == ["smollm2-135m"] * 2
-    assert [r[0] for r in tables["table1a"]] == ["smollm2-135m"] * 8
+    # Rows name model and trajectory; both runs share them (they differ in k only).
+    assert [r[0] for r in tables["table1b"]] == ["smollm2-135m on smoke"] * 2
+    assert [r[0] for r in tables["table1a"]] == ["smollm2-135m on smoke"] * 8
