@@ -128,8 +128,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
         raise PlaceError(
-            f"--out {args.out}: {directory} {what}; allowed: a file in an existing directory "
-            "(create the directory first)"
+            f"--out {args.out}: the directory {directory} {what}; allowed: a file in an "
+            "existing directory (create the directory first)"
         )
     result = write(args.seed, args.out, design=args.design, filler=args.filler)
     print(_summary(args.out, result.trajectory).replace(": ok:", ": generated:", 1))

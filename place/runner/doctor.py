@@ -17,8 +17,32 @@ from typing import Any
 from place.errors import PlaceError
 from place.runner.app import EXIT_USAGE
 
+USAGE = """\
+usage: place doctor [-h] [key=value ...]
+
+What a run's model configuration will get, asked of its runtime; runs nothing and creates
+nothing. For an Ollama model the live server says the model's trained context length, the
+Modelfile's num_ctx and whether (and with which context) the model is loaded, beside the
+num_ctx, seed and token budget every request of a run sends. For the embedded model: what a
+run starts llama.cpp with.
+
+arguments:
+  key=value   the same overrides as `place run`, e.g. model=qwen2.5-7b
+              model.base_url=http://gpu-box:11434 (docs/configuration.md, docs/ollama.md)
+  -h, --help  show this help and exit
+
+models (configs/model/): {models}
+
+exit status: 0 ok; 2 a bad configuration or a problem the runtime reports (on stderr)"""
+
 
 def doctor_main(argv: Sequence[str]) -> int:
+    if "-h" in argv or "--help" in argv:
+        from place.runner.config import CONFIG_DIR
+
+        models = ", ".join(sorted(p.stem for p in (CONFIG_DIR / "model").glob("*.yaml")))
+        print(USAGE.format(models=models))
+        return 0
     from place.runner.app import check_jobs
     from place.runtime.registry import configured_runtime
 

@@ -475,6 +475,7 @@ def test_filler_adds_chatter_and_changes_nothing_else(generated, design: str, se
 
 def test_cli_writes_a_file_that_validates(generated, tmp_path: Path, capsys) -> None:
     out = tmp_path / "sub" / "gen.yaml"
+    out.parent.mkdir()  # --out names a file in an existing directory (test_cli_small.py)
     assert main(["generate", "--seed", "4", "--design", "small", "--out", str(out)]) == 0
     assert out.read_bytes() == generated[("small", 4)].text.encode("utf-8")
     assert "generated: 2 conversations" in capsys.readouterr().out
