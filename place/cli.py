@@ -184,6 +184,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _paper_flags(p: argparse.ArgumentParser) -> None:
+    """`--paper` / `--no-paper` (`args.paper`: True, False, or None for the default rule)."""
+    paper = p.add_mutually_exclusive_group()
+    paper.add_argument(
+        "--paper",
+        dest="paper",
+        action="store_const",
+        const=True,
+        default=None,
+        help="show the paper's published values (labelled as the paper's, and as of another "
+        "trajectory when the run is not on trajectories/primary.yaml); default: only for a "
+        "run of the paper's trajectory, as `place run` does",
+    )
+    paper.add_argument(
+        "--no-paper", dest="paper", action="store_const", const=False, help="never show them"
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="place", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -231,20 +249,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "report", help="recompute metrics, tables and plots of a run from its records"
     )
     p.add_argument("run_dir")
-    paper = p.add_mutually_exclusive_group()
-    paper.add_argument(
-        "--paper",
-        dest="paper",
-        action="store_const",
-        const=True,
-        default=None,
-        help="show the paper's published values (labelled as the paper's, and as of another "
-        "trajectory when the run is not on trajectories/primary.yaml); default: only for a "
-        "run of the paper's trajectory, as `place run` does",
-    )
-    paper.add_argument(
-        "--no-paper", dest="paper", action="store_const", const=False, help="never show them"
-    )
+    _paper_flags(p)
     p.add_argument("--no-plots", action="store_true")
     p.set_defaults(func=cmd_report)
 
@@ -265,20 +270,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="directory for the combined tables (default: comparison, or replications with "
         "--replications)",
     )
-    paper = p.add_mutually_exclusive_group()
-    paper.add_argument(
-        "--paper",
-        dest="paper",
-        action="store_const",
-        const=True,
-        default=None,
-        help="show the paper's published values (labelled as the paper's, and as of another "
-        "trajectory when the run is not on trajectories/primary.yaml); default: only for a "
-        "run of the paper's trajectory, as `place run` does",
-    )
-    paper.add_argument(
-        "--no-paper", dest="paper", action="store_const", const=False, help="never show them"
-    )
+    _paper_flags(p)
     p.add_argument(
         "--replications",
         action="store_true",

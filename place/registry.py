@@ -121,6 +121,7 @@ class Registry(Generic[T]):
 
 
 F = TypeVar("F")
+FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
 
 
 class Component(Generic[F]):
@@ -158,3 +159,21 @@ class Component(Generic[F]):
 
     def __repr__(self) -> str:
         return f"Component({self.kind} {self.name!r})"
+
+
+def component_decorator(
+    registry: Registry[Component[Any]],
+    name: str,
+    *,
+    params: type | None = None,
+    governance: bool = False,
+    display: str | None = None,
+) -> Callable[[FactoryT], FactoryT]:
+    """The decorator behind `register_policy` and `register_producer`: declares the decorated
+    factory as the component `name` of `registry` and returns it unchanged."""
+
+    def decorate(factory: FactoryT) -> FactoryT:
+        registry.add(name, Component(registry.kind, name, factory, params, governance, display))
+        return factory
+
+    return decorate

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from place.eligibility import Interpretation
 from place.governance.authorizer import ReadDecision
 from place.readback import Readback
-from place.registry import Component, Registry
+from place.registry import Component, FactoryT, Registry, component_decorator
 
 if TYPE_CHECKING:
     from place.memory.item import ReadOnlyStore
@@ -49,9 +49,6 @@ PolicyFactory = Callable[[PolicyContext[Any]], ReadPolicy]
 PolicySpec = Component[PolicyFactory]
 POLICIES: Registry[PolicySpec] = Registry("read policy", "place.policies")
 
-FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
-
-
 def register_policy(
     name: str,
     *,
@@ -60,12 +57,9 @@ def register_policy(
     display: str | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """Register `factory(context) -> ReadPolicy` under `name`."""
-
-    def decorate(factory: FactoryT) -> FactoryT:
-        POLICIES.add(name, Component("read policy", name, factory, params, governance, display))
-        return factory
-
-    return decorate
+    return component_decorator(
+        POLICIES, name, params=params, governance=governance, display=display
+    )
 
 
 def build_policy(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from place.readback import Readback
-from place.registry import Component, Registry
+from place.registry import Component, FactoryT, Registry, component_decorator
 from place.trajectory.model import Conversation, Schema, Turn
 
 if TYPE_CHECKING:
@@ -62,9 +62,6 @@ ProducerFactory = Callable[["WritableStore", ProducerContext[Any]], Writer]
 ProducerSpec = Component[ProducerFactory]
 PRODUCERS: Registry[ProducerSpec] = Registry("producer", "place.producers")
 
-FactoryT = TypeVar("FactoryT", bound=Callable[..., Any])
-
-
 def register_producer(
     name: str,
     *,
@@ -73,12 +70,9 @@ def register_producer(
     display: str | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """Register `factory(store, context) -> Writer` under `name`."""
-
-    def decorate(factory: FactoryT) -> FactoryT:
-        PRODUCERS.add(name, Component("producer", name, factory, params, governance, display))
-        return factory
-
-    return decorate
+    return component_decorator(
+        PRODUCERS, name, params=params, governance=governance, display=display
+    )
 
 
 def build_writer(

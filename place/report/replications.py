@@ -32,6 +32,7 @@ import pandas as pd
 from place import atomic
 from place.design import Design
 from place.errors import PlaceError
+from place.mappings import flatten
 from place.metrics.catalog import replicated
 from place.report.metrics import MetricsDocument, load_metrics
 from place.report.plots import palette
@@ -196,16 +197,6 @@ def _number(x: Any) -> float | None:
     return None if x != x else float(x)
 
 
-def _flatten(entry: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in entry.items():
-        if isinstance(value, dict):
-            out.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
 def _rate(family: dict[str, Any] | None) -> float | None:
     if not family or not family.get("total"):
         return None
@@ -262,7 +253,7 @@ def summarise(docs: Sequence[MetricsDocument]) -> pd.DataFrame:
     conditions = check_docs(docs)
     seed = docs[0].bootstrap.seed
     resamples = docs[0].bootstrap.resamples
-    flat = [{c: _flatten(d.conditions[c].model_dump()) for c in conditions} for d in docs]
+    flat = [{c: flatten(d.conditions[c].model_dump()) for c in conditions} for d in docs]
     quantities: list[tuple[str, str | None, str, list[float | None]]] = []
     for c in conditions:
         for name in _names(f[c] for f in flat):

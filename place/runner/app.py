@@ -61,13 +61,9 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from place.runner.checks import (
-        ConfigProblems,
-        check_config,
-        composition_problem,
-        override_problems,
-    )
+    from place.runner.checks import ConfigProblems, check_config, composition_problem
     from place.runner.config import register_configs
+    from place.runner.overrides import override_problems
 
     register_configs()
     check_targets(argv)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from place.errors import PlaceError
+from place.mappings import flatten
 
 RECORD_NEUTRAL = frozenset(
     {
@@ -54,17 +55,6 @@ def holds_records(run_dir: Path) -> bool:
         return True
     records = run_dir / "records"
     return records.is_dir() and any(p.stat().st_size > 0 for p in records.glob("*.jsonl"))
-
-
-def flatten(doc: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """`{"a": {"b": 1}}` -> `{"a.b": 1}`; lists stay values."""
-    out: dict[str, Any] = {}
-    for key, value in doc.items():
-        if isinstance(value, Mapping):
-            out.update(flatten(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
 
 
 def _show(value: Any) -> str:

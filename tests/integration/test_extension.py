@@ -245,9 +245,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+def table_rows(table: Path) -> list[dict[str, str]]:
+    """A table's CSV rows by header, past its `#` banner and note lines."""
+    lines = [line for line in table.read_text().splitlines() if not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
 def conditions_of(table: Path) -> set[str]:
-    with table.open() as fh:
-        return {row["Condition"] for row in csv.DictReader(fh)}
+    return {row["Condition"] for row in table_rows(table)}
 
 
 NEW = ("UserLog/Native", "UserLog/QASC", "UserLog/Recency", "Native/Recency", "CSS/Recency")
@@ -269,8 +274,7 @@ def test_the_new_producer_and_policy_have_their_effects(runs: dict[str, Path]) -
     for name in ("StateGain_UserLog", "LeakageDrop_UserLog", "SupportCost_Recency"):
         assert name in effects, sorted(effects)
     assert "ExposureGap_Recency" in effects
-    with (runs["smoke"] / "tables" / "table1b.csv").open() as fh:
-        header = next(csv.reader(fh))
+    header = table_rows(runs["smoke"] / "tables" / "table1b.csv")[0].keys()
     assert {"SupportCost_Recency", "StateGain_UserLog"} <= set(header)
 
 
@@ -291,8 +295,7 @@ def test_the_new_conditions_enter_a_replication_study(
     )
     assert code == 0, capsys.readouterr().err
     assert set(NEW) <= conditions_of(out / "replications_endpoints.csv")
-    with (out / "replications_effects.csv").open() as fh:
-        effects = {row["Effect"] for row in csv.DictReader(fh)}
+    effects = {row["Effect"] for row in table_rows(out / "replications_effects.csv")}
     assert {"SupportCost_Recency", "StateGain_UserLog"} <= effects
 
 

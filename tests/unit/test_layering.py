@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 0. Foundations: the records format, errors and small utilities every layer may use.
     ("__init__", "data", "records", "errors", "atomic", "faults", "timing", "determinism"),
     # Declarations every layer may use: named registries and declared parameters.
-    ("registry", "params"),
+    ("registry", "params", "mappings"),
     # 1. The public input format.
     ("trajectory",),
     # 2. What the trajectory means: the reference replay, the lexicon, eligibility, β.

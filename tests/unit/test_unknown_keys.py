@@ -13,7 +13,7 @@ import pytest
 
 from place.runner import app
 from place.runner.app import run_main
-from place.runner.checks import override_problems
+from place.runner.overrides import override_problems
 
 ROOT = Path(__file__).parents[2]
 EXPERIMENT_KEYS = "allowed keys of experiment: name, primary, utility, closed_loop, k"
