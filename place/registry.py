@@ -136,6 +136,7 @@ class Component(Generic[F]):
         params: type | None,
         governance: bool,
         display: str | None,
+        max_exposed_chars: Callable[[Any], int | None] | None = None,
     ) -> None:
         from place.params import check_params_class
 
@@ -150,6 +151,11 @@ class Component(Generic[F]):
         """Its time counts as governance overhead (manifest `timings.governance`)."""
         self.display = display or name
         """How condition names spell it (`Append/QASC`); the registered name by default."""
+        self.max_exposed_chars = max_exposed_chars
+        """Read policies only: from its parameter set, the most characters of record text one
+        read exposes, when that, not the budget k, bounds what the answer prompt shows
+        (fullcontext); None: it exposes at most k items. The configuration check sizes the
+        answer prompt by it (`place.runner.checks.prompt_needs`)."""
 
     def make_params(self, values: Any = None) -> Any:
         """Its parameter set from config values, checked (None without parameters)."""
@@ -168,12 +174,18 @@ def component_decorator(
     params: type | None = None,
     governance: bool = False,
     display: str | None = None,
+    max_exposed_chars: Callable[[Any], int | None] | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
     """The decorator behind `register_policy` and `register_producer`: declares the decorated
     factory as the component `name` of `registry` and returns it unchanged."""
 
     def decorate(factory: FactoryT) -> FactoryT:
-        registry.add(name, Component(registry.kind, name, factory, params, governance, display))
+        registry.add(
+            name,
+            Component(
+                registry.kind, name, factory, params, governance, display, max_exposed_chars
+            ),
+        )
         return factory
 
     return decorate

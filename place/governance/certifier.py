@@ -34,6 +34,13 @@ class CertifiedStore(Protocol):
     def scan(self) -> Any: ...
 
 
+class RecordSequence(Protocol):
+    """The store's record counter (`written_seq`) the certifier numbers added records with
+    (`place.producers.registry.RecordCounter`)."""
+
+    def take(self) -> int: ...
+
+
 class CertificationError(RuntimeError):
     """The store does not hold exactly the governed state after a certified write."""
 
@@ -56,6 +63,8 @@ class Provenance:
     turn: str
     conversation: str
     recorded_at: dt.date
+    speaker: str | None = None
+    """Who said the event's turn (the record's `speaker`); None writes no `speaker` key."""
 
 
 def render(schema: Schema, record: FactRecord) -> str:
@@ -73,7 +82,13 @@ def render(schema: Schema, record: FactRecord) -> str:
     return template.format(entity_name=entity.name, value=record.value, scope=scope_name)
 
 
-def metadata_for(record: FactRecord, provenance: Provenance) -> dict[str, Any]:
+def metadata_for(
+    record: FactRecord, provenance: Provenance, written_seq: int | None = None
+) -> dict[str, Any]:
+    # Every producer's records carry who said them and the store's record counter
+    # (docs/method.md §8.10); neither is lifecycle, and β does not read them.
+    order = {} if written_seq is None else {"written_seq": written_seq}
+    speaker = {} if provenance.speaker is None else {"speaker": provenance.speaker}
     return {
         LIFECYCLE_MARKER: LIFECYCLE_VERSION,
         "entity": record.entity,
@@ -93,6 +108,8 @@ def metadata_for(record: FactRecord, provenance: Provenance) -> dict[str, Any]:
         "recorded_at": provenance.recorded_at.isoformat(),
         # Every producer's records carry the date they were written on (decay reads it).
         "written_on": provenance.recorded_at.isoformat(),
+        **order,
+        **speaker,
         "trust": TRUST,
     }
 
@@ -163,18 +180,26 @@ class Certifier:
         twin.applied = set(self.applied)
         return twin
 
-    def apply(self, event: Event, provenance: Provenance) -> CertificationRecord:
-        """Certify one trusted event; re-applying an applied event is a no-op."""
+    def apply(
+        self, event: Event, provenance: Provenance, sequence: RecordSequence | None = None
+    ) -> CertificationRecord:
+        """Certify one trusted event; re-applying an applied event is a no-op. Records it
+        adds take their `written_seq` from `sequence` (none without one)."""
         if event.id in self.applied:
             return CertificationRecord(event.id, event.op, noop=True, verified=True)
         transition = self.governed.apply(event, provenance.recorded_at)
-        record = self._realize(transition, provenance)
+        record = self._realize(transition, provenance, sequence)
         self.applied.add(event.id)
         self.verify(provenance.recorded_at, transition)
         record.verified = True
         return record
 
-    def _realize(self, transition: Transition, provenance: Provenance) -> CertificationRecord:
+    def _realize(
+        self,
+        transition: Transition,
+        provenance: Provenance,
+        sequence: RecordSequence | None = None,
+    ) -> CertificationRecord:
         out = CertificationRecord(transition.event.id, transition.event.op)
         for before, after in transition.changed:
             memory_id = self.memory_ids[before.event_id]
@@ -190,8 +215,9 @@ class Certifier:
         for added in transition.added:
             if added.event_id not in self.memory_ids:  # present after a resumed, partial step
                 text = render(self.schema, added)
+                seq = None if sequence is None else sequence.take()
                 self.memory_ids[added.event_id] = self.store.add_record(
-                    text, metadata_for(added, provenance)
+                    text, metadata_for(added, provenance, seq)
                 )
             out.added.append(self.memory_ids[added.event_id])
         removed_ids = [

@@ -31,8 +31,9 @@ from functools import lru_cache
 from itertools import product
 
 from place.lexicon.cues import Span, clause_boundaries, clause_of, is_historical
+from place.lexicon.forget import request_sentences
 from place.lexicon.surface import LEFT, RIGHT, literal, value_pattern
-from place.trajectory.model import GLOBAL_SCOPE, Fact, Predicate, Schema
+from place.trajectory.model import GLOBAL_SCOPE, Fact, Predicate, Schema, Slot
 
 _CACHE_SIZE = 1 << 16
 
@@ -95,6 +96,20 @@ class Lexicon:
         """Forget memoized readings (for cost measurements that must not depend on hits)."""
         self._read_cached.cache_clear()
         self._matches_cached.cache_clear()
+
+    def forget_requests(self, text: str) -> set[Slot]:
+        """The slots `text` asks to forget (`place.lexicon.forget`): for each predicate whose
+        keyword shares a sentence with a forget verb that is not negated, every entity named
+        (else the principal) × every scope named (else the default scope, else global)."""
+        sentences = request_sentences(text)
+        slots: set[Slot] = set()
+        for pid in self.schema.predicates:
+            pattern = self._keywords[pid]
+            if pattern is None or not any(pattern.search(s) for s in sentences):
+                continue
+            for entity, scope in product(self.entities_in(text), self.scopes_in(text, pid)):
+                slots.add(Slot(entity, pid, scope))
+        return slots
 
     def values_in(self, text: str, predicate: str) -> set[str]:
         """Canonical values of `predicate` written in `text` and not historical. No keyword

@@ -62,10 +62,11 @@ class ReadOnlyStore(Protocol):
 @runtime_checkable
 class WritableStore(ReadOnlyStore, Protocol):
     """What a write producer may do with its row's store: everything a reader may, plus the
-    four ways of writing (the Native agent's LLM-driven add, raw messages, one certified
-    record, a metadata change) and physical removal. Producers are typed against it, as read
-    policies are against `ReadOnlyStore`; the narrow roles (`DialogueStore` for the Native
-    agent, `CertifiedStore` for the certifier) are subsets of it."""
+    ways of writing (the Native agent's LLM-driven add, raw messages, one record, a metadata
+    change, Mem0's own UPDATE and DELETE of one record) and physical removal. Producers are
+    typed against it, as read policies are against `ReadOnlyStore`; the narrow roles
+    (`DialogueStore` for the Native agent, `CertifiedStore` for the certifier) are subsets
+    of it."""
 
     @property
     def memory(self) -> Any:
@@ -100,6 +101,17 @@ class WritableStore(ReadOnlyStore, Protocol):
 
     def update_metadata(self, memory_id: str, changes: Mapping[str, Any]) -> None:
         """Change a record's metadata; its text and vector stay."""
+        ...
+
+    def update_text(
+        self, memory_id: str, text: str, metadata: Mapping[str, Any] | None = None
+    ) -> str:
+        """Mem0's own UPDATE: a record's text (and metadata) rewritten, the old text kept in
+        Mem0's history; the previous text."""
+        ...
+
+    def delete(self, memory_id: str) -> str:
+        """Mem0's own DELETE: the record goes, its text stays in Mem0's history; that text."""
         ...
 
     def remove(self, memory_ids: Sequence[str], *, missing_ok: bool = False) -> None:

@@ -222,6 +222,41 @@ class MemoryStore:
                 role=existing.payload.get("role"),
             )
 
+    def update_text(
+        self, memory_id: str, text: str, metadata: Mapping[str, Any] | None = None
+    ) -> str:
+        """Mem0's own UPDATE of one record (``Memory.update``); returns the previous text.
+
+        The record keeps its id and ``created_at``; its text becomes ``text`` (embedded
+        again), its caller metadata becomes ``metadata`` (Mem0 keeps ``user_id``, ``role``
+        and ``actor_id``), and Mem0 appends an UPDATE row to its history holding the old
+        and the new text: the old text stays in the store's history, as it does when Mem0's
+        own update decision rewrites a memory. History row ids come from the store's id
+        sequence.
+        """
+        self._check_open()
+        if not text:
+            raise ValueError("record text must be non-empty")
+        meta = dict(metadata or {})
+        _check_user_keys(meta)
+        previous = str(self._get_point(memory_id).payload.get("data", ""))
+        with ids.drawing(self._ids):
+            self._memory.update(memory_id, text, meta)
+        return previous
+
+    def delete(self, memory_id: str) -> str:
+        """Mem0's own DELETE of one record (``Memory.delete``); returns its text.
+
+        The point goes, and Mem0 appends a DELETE row to its history that keeps the old
+        text, as Mem0's own update decision does. This is what an application using Mem0
+        gets; :meth:`remove` is the physical removal that leaves no trace.
+        """
+        self._check_open()
+        previous = str(self._get_point(memory_id).payload.get("data", ""))
+        with ids.drawing(self._ids):
+            self._memory.delete(memory_id)
+        return previous
+
     def remove(self, memory_ids: Sequence[str], *, missing_ok: bool = False) -> None:
         """Physically remove records: their Qdrant points and every history row of them.
 

@@ -1,7 +1,7 @@
-"""Read policies (docs/method.md §3, §8): native, qasc, posthoc, decay. Importing this package
-registers them; `POLICIES` maps each name to its declaration."""
+"""Read policies (docs/method.md §3, §8): native, qasc, posthoc, decay, recency, fullcontext.
+Importing this package registers them; `POLICIES` maps each name to its declaration."""
 
-from place.policies import decay, paper, posthoc  # noqa: F401  (registers the policies)
+from place.policies import decay, fullcontext, paper, posthoc, recency  # noqa: F401  (registers them)
 from place.policies.registry import (
     POLICIES,
     PolicyContext,

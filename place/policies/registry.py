@@ -3,7 +3,8 @@
 `@register_policy("name", params=..., governance=..., display=...)` declares everything the
 rest of the package needs: the factory, the parameter set (`design.<name>` in the run
 configuration, checked and documented from the declaration), whether its time counts as
-governance overhead, and how condition names spell it.
+governance overhead, and how condition names spell it; `max_exposed_chars=` declares a
+character bound on what one read exposes, for a policy not bounded by k (fullcontext).
 """
 
 from __future__ import annotations
@@ -55,10 +56,19 @@ def register_policy(
     params: type | None = None,
     governance: bool = False,
     display: str | None = None,
+    max_exposed_chars: Callable[[Any], int | None] | None = None,
 ) -> Callable[[FactoryT], FactoryT]:
-    """Register `factory(context) -> ReadPolicy` under `name`."""
+    """Register `factory(context) -> ReadPolicy` under `name`. `max_exposed_chars(params)`
+    declares, for a policy whose reads are bounded by characters rather than by k, the most
+    characters of record text one read exposes (the configuration check sizes the answer
+    prompt by it)."""
     return component_decorator(
-        POLICIES, name, params=params, governance=governance, display=display
+        POLICIES,
+        name,
+        params=params,
+        governance=governance,
+        display=display,
+        max_exposed_chars=max_exposed_chars,
     )
 
 

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 from place.agent.native import dialogue_messages
 from place.producers.registry import (
     ProducerContext,
+    RecordCounter,
     StepOutcome,
     register_producer,
-    written_on,
+    speakers,
+    written,
 )
 from place.trajectory.model import Conversation, Turn
 
@@ -32,7 +34,17 @@ class AppendWriter:
         messages = dialogue_messages(turns)
         if messages is None:
             return StepOutcome()
-        stored = self.store.add_messages(messages, written_on(conv.date))
+        # One add per message, so that each record carries its own `written_seq` and
+        # speaker; Mem0 stores and numbers them exactly as one add of the whole list would.
+        said = speakers([t for t in turns if t.query is None], self.store.principal)
+        counter = RecordCounter(self.store)
+        stored = [
+            text
+            for message, speaker in zip(messages, said, strict=True)
+            for text in self.store.add_messages(
+                [message], written(conv.date, counter.take(), speaker)
+            )
+        ]
         return StepOutcome([{"event": "ADD", "memory": text} for text in stored])
 
     def fork(self, store: WritableStore) -> AppendWriter:

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from place.governance.certifier import Certifier, Provenance
-from place.producers.registry import ProducerContext, StepOutcome, register_producer
+from place.producers.registry import (
+    ProducerContext,
+    RecordCounter,
+    StepOutcome,
+    register_producer,
+    turn_speaker,
+)
 from place.trajectory.model import Conversation, Turn
 
 if TYPE_CHECKING:
@@ -19,19 +25,25 @@ if TYPE_CHECKING:
 
 
 class CSSWriter:
-    def __init__(self, certifier: Certifier) -> None:
+    def __init__(self, store: WritableStore, certifier: Certifier) -> None:
+        self.store = store
         self.certifier = certifier
 
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
         operations = []
+        counter = RecordCounter(self.store)
+        principal = self.store.principal
         for turn in turns:
             for event in turn.events:
-                record = self.certifier.apply(event, Provenance(turn.id, conv.id, conv.date))
+                provenance = Provenance(
+                    turn.id, conv.id, conv.date, speaker=turn_speaker(turn, principal)
+                )
+                record = self.certifier.apply(event, provenance, counter)
                 operations.append(record.__dict__)
         return StepOutcome(operations)
 
     def fork(self, store: WritableStore) -> CSSWriter:
-        return CSSWriter(self.certifier.fork(store))
+        return CSSWriter(store, self.certifier.fork(store))
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """Replay G from the events already applied, then learn the store's memory ids."""
@@ -45,4 +57,4 @@ class CSSWriter:
 
 @register_producer("css", display="CSS", governance=True)
 def css(store: WritableStore, context: ProducerContext[None]) -> CSSWriter:
-    return CSSWriter(Certifier(store, context.schema, context.readback))
+    return CSSWriter(store, Certifier(store, context.schema, context.readback))

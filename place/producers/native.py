@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from place.agent.native import NativeWriter
+from place.agent.native import NativeWriter, dialogue_messages
 from place.producers.registry import (
     ProducerContext,
+    RecordCounter,
     StepOutcome,
     register_producer,
-    written_on,
+    turn_speaker,
+    written,
 )
 from place.trajectory.model import Conversation, Turn
 
@@ -23,7 +25,16 @@ class NativeStoreWriter:
         self.store = store
 
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
-        done = NativeWriter().write(self.store, turns, conv.date, metadata=written_on(conv.date))
+        if dialogue_messages(turns) is None:  # nothing to add (NativeWriter adds nothing)
+            return StepOutcome()
+        # Mem0 decides the records of one add(): they share the step's `written_seq` (ties
+        # are ordered by id) and speaker (a step has one speaker: it closes when that changes).
+        speaker = next(
+            (turn_speaker(t, self.store.principal) for t in turns if t.role != "assistant"),
+            self.store.principal,
+        )
+        metadata = written(conv.date, RecordCounter(self.store).take(), speaker)
+        done = NativeWriter().write(self.store, turns, conv.date, metadata=metadata)
         return StepOutcome(done.operations, done.failures, done.llm_calls)
 
     def fork(self, store: WritableStore) -> NativeStoreWriter:

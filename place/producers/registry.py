@@ -11,7 +11,7 @@ declares the rest, as for read policies.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -20,7 +20,7 @@ from place.registry import Component, FactoryT, Registry, component_decorator
 from place.trajectory.model import Conversation, Schema, Turn
 
 if TYPE_CHECKING:
-    from place.memory.item import WritableStore
+    from place.memory.item import ReadOnlyStore, WritableStore
 
 
 @dataclass
@@ -87,7 +87,71 @@ def build_writer(
     return spec.factory(store, ProducerContext(schema, readback, spec.make_params(values)))
 
 
+WRITTEN_ON = "written_on"
+WRITTEN_SEQ = "written_seq"
+SPEAKER = "speaker"
+
+
 def written_on(day: dt.date) -> dict[str, str]:
     """The `written_on` metadata every producer puts on every record it writes (docs/method.md
     §8: the decay policy reads it; Mem0 passes metadata to the store, not to its LLM)."""
-    return {"written_on": day.isoformat()}
+    return {WRITTEN_ON: day.isoformat()}
+
+
+def written(day: dt.date, seq: int, speaker: str) -> dict[str, Any]:
+    """What every producer puts on every record it writes (docs/method.md §8.10): the
+    conversation date (`written_on`), the store's record counter (`written_seq`, from a
+    `RecordCounter`) and who said what the record holds (`speaker`). Records are ordered by
+    (written_on, written_seq, id)."""
+    return {WRITTEN_ON: day.isoformat(), WRITTEN_SEQ: seq, SPEAKER: speaker}
+
+
+def stored_seq(metadata: Mapping[str, Any]) -> int | None:
+    """A record's `written_seq`, None when it has none (a record written by an older place,
+    or the probe's injected conflict record)."""
+    seq = metadata.get(WRITTEN_SEQ)
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+
+
+class RecordCounter:
+    """`written_seq` for the records one write step adds to one store (docs/method.md §8.10).
+
+    A per-store record counter kept by the store itself: the first number a step takes is
+    1 + the largest `written_seq` stored for the principal (1 for an empty store), read at
+    the first `take`; the step counts on from there. Because the count is read from the
+    store, a world-b clone, a probe's conflict copy and a snapshot restored on resume all
+    continue their store's sequence, and a resumed run numbers exactly as an uninterrupted
+    one. Of two records present together, the later written never has the smaller number (a
+    deletion can free the largest number, never reorder what stays). Make one per step.
+    """
+
+    def __init__(self, store: ReadOnlyStore) -> None:
+        self.store = store
+        self._next: int | None = None
+
+    def take(self) -> int:
+        if self._next is None:
+            stored = (stored_seq(p.metadata) for p in self.store.scan().points)
+            self._next = max((s for s in stored if s is not None), default=0) + 1
+        seq = self._next
+        self._next += 1
+        return seq
+
+
+def turn_speaker(turn: Turn, principal: str) -> str:
+    """Who said (or forwarded) a user or tool turn: its `speaker` (the trajectory format gains
+    it with method §11), the principal without one (docs/method.md §8.10)."""
+    speaker = getattr(turn, SPEAKER, None)
+    return str(speaker) if speaker else principal
+
+
+def speakers(turns: Sequence[Turn], principal: str) -> list[str]:
+    """The speaker of each turn of a step: a user or tool turn's own, an assistant turn that
+    of the turn it answers (the latest user or tool turn before it; the principal when there
+    is none)."""
+    out, current = [], principal
+    for turn in turns:
+        if turn.role != "assistant":
+            current = turn_speaker(turn, principal)
+        out.append(current)
+    return out

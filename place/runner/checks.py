@@ -411,13 +411,43 @@ def item_texts(trajectory: Any) -> list[str]:
     return texts
 
 
+def exposed_within_chars(
+    cfg: Any, items: Sequence[str], count: Callable[[str], int]
+) -> list[tuple[str, list[str]]]:
+    """For each read policy of the design whose declaration bounds a read by characters
+    (`max_exposed_chars`, e.g. fullcontext): what its read may show, the item texts taken
+    densest first (tokens per character, with the item's line) while their characters fit
+    in the bound, each once."""
+    from place.policies import POLICIES
+
+    out = []
+    for name in cfg.design.policies:
+        spec = POLICIES.get(name)
+        if spec is None or spec.max_exposed_chars is None:
+            continue
+        section = cfg.design.get(name) if spec.params is not None else None
+        chars = spec.max_exposed_chars(spec.make_params(section))
+        if chars is None:
+            continue
+        shown, used = [], 0
+        dense = sorted(items, key=lambda t: (-(count(f"- {t}") + 1) / max(1, len(t)), t))
+        for text in dense:
+            if used + len(text) <= chars:
+                shown.append(text)
+                used += len(text)
+        out.append((f"design.{name}: {chars} characters of items", shown))
+    return out
+
+
 def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
     """Estimated sizes of the longest prompts of the run, each with the reply it allows.
 
     - Answer prompt: the configured system and user messages with the k longest item texts
       (padded with the longest when there are fewer than k) and the longest question (query
       or probe); for the closed loop, per query, its real earlier dialogue with every earlier
-      own answer counted at answer.max_tokens. Reply: answer.max_tokens.
+      own answer counted at answer.max_tokens. Reply: answer.max_tokens. Once more for each
+      read policy of the design that declares `max_exposed_chars` (fullcontext), with the
+      item texts its character bound holds instead of k (`exposed_within_chars`).
     - Mem0 fact extraction, per update step (both worlds): the longer of Mem0's
       USER_MEMORY_EXTRACTION_PROMPT (what Native sends, dated) and FACT_RETRIEVAL_PROMPT, and
       the step's messages as Mem0 renders them. Reply: model.max_tokens.
@@ -445,42 +475,51 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
 
     items = sorted(item_texts(trajectory), key=count, reverse=True)
     longest_item = items[0] if items else ""
-    shown = items[:k]
-    padding = max(0, k - len(shown)) * (count(f"- {longest_item}") + 1)
+    # What one read may show: k items, and for a policy bounded by characters instead of k
+    # (a declared `max_exposed_chars`), as many item texts as its budget holds.
+    views = [
+        (
+            f"experiment.k={k} items",
+            items[:k],
+            max(0, k - len(items[:k])) * (count(f"- {longest_item}") + 1),
+        ),
+        *((what, shown, 0) for what, shown in exposed_within_chars(cfg, items, count)),
+    ]
     prompt = AnswerPrompt(
         cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory
     )
     questions = [t.text for _, t, _ in trajectory.queries()] + [p.text for p in trajectory.probes]
-    if questions:
-        question = max(questions, key=count)
-        size = _messages_tokens(count, prompt.messages(question, shown)) + padding
-        needs.append(
-            PromptNeed(
-                f"the answer prompt with experiment.k={k} items",
-                size,
-                "answer.max_tokens",
-                answer_cap,
-            )
-        )
-    if cfg.experiment.closed_loop:
-        worst = 0
-        for conv, turn, _ in trajectory.queries():
-            dialogue, answers = dialogue_before(conv, turn)
-            size = (
-                _messages_tokens(count, prompt.messages(turn.text, shown, dialogue))
-                + padding
-                + answers * answer_cap
-            )
-            worst = max(worst, size)
-        if worst:
+    for what, shown, padding in views:
+        if questions:
+            question = max(questions, key=count)
+            size = _messages_tokens(count, prompt.messages(question, shown)) + padding
             needs.append(
                 PromptNeed(
-                    f"the closed-loop answer prompt with experiment.k={k} items and the dialogue",
-                    worst,
+                    f"the answer prompt with {what}",
+                    size,
                     "answer.max_tokens",
                     answer_cap,
                 )
             )
+        if cfg.experiment.closed_loop:
+            worst = 0
+            for conv, turn, _ in trajectory.queries():
+                dialogue, answers = dialogue_before(conv, turn)
+                size = (
+                    _messages_tokens(count, prompt.messages(turn.text, shown, dialogue))
+                    + padding
+                    + answers * answer_cap
+                )
+                worst = max(worst, size)
+            if worst:
+                needs.append(
+                    PromptNeed(
+                        f"the closed-loop answer prompt with {what} and the dialogue",
+                        worst,
+                        "answer.max_tokens",
+                        answer_cap,
+                    )
+                )
 
     steps = [(u.conversation, u.turns) for u in build_plan(trajectory) if u.kind == "step"]
     steps += [(c, q.pair_insert) for c, _, q in trajectory.queries() if q.pair_insert]

@@ -1,6 +1,6 @@
 """Extending `place` from outside the package (issue #25, docs/extending.md).
 
-This module alone registers a read policy with a parameter (`recency`, the example of
+This module alone registers a read policy with a parameter (`fresh`, the example of
 docs/extending.md), a producer with a parameter (`userlog`) and an LLM runtime (`dummy`, a
 FAKE model: it runs nothing), then runs the extended smoke factorial with them through the
 real `place run` (in-process: Hydra, the checks, the runner, the records and the report, on
@@ -47,23 +47,23 @@ from place.trajectory.model import Conversation, Turn
 
 pytestmark = pytest.mark.integration
 
-# --- a read policy with a parameter: the k newest records ------------------------------------
+# --- a read policy with a parameter: the k newest records within an age ----------------------
 
 
 @dataclass
-class RecencyParams:
+class FreshParams:
     max_age_days: Annotated[
-        int, Ge(0), Le(3650), Doc("recency: records written more than this many days ago drop.")
+        int, Ge(0), Le(3650), Doc("fresh: records written more than this many days ago drop.")
     ] = 365
 
 
-class RecencyRead:
-    """The k most recently written records (by `written_on`, then id), none older than
-    `max_age_days` before the query's date."""
+class FreshRead:
+    """The k most recently written records (by `written_on`, `written_seq`, then id), none
+    older than `max_age_days` before the query's date."""
 
-    name = "recency"
+    name = "fresh"
 
-    def __init__(self, k: int, params: RecencyParams) -> None:
+    def __init__(self, k: int, params: FreshParams) -> None:
         self.k, self.max_age = k, params.max_age_days
 
     def read(
@@ -75,12 +75,19 @@ class RecencyRead:
             for item in store.search_filtered(query, None)
             if str(item.metadata.get("written_on") or "") >= oldest
         ]
-        pool.sort(key=lambda i: (str(i.metadata.get("written_on") or ""), i.id), reverse=True)
+        pool.sort(
+            key=lambda i: (
+                str(i.metadata.get("written_on") or ""),
+                int(i.metadata.get("written_seq") or 0),
+                i.id,
+            ),
+            reverse=True,
+        )
         return ReadDecision(tuple(pool[: self.k]), admitted=len(pool))
 
 
-def recency(context: PolicyContext[RecencyParams]) -> RecencyRead:
-    return RecencyRead(context.k, context.params)
+def fresh(context: PolicyContext[FreshParams]) -> FreshRead:
+    return FreshRead(context.k, context.params)
 
 
 # --- a producer with a parameter: the user's own words, cut to a length ---------------------
@@ -205,7 +212,7 @@ def dummy(model: Any, run_dir: Path, retry: Any) -> LLMRuntime:
 @pytest.fixture(scope="module", autouse=True)
 def registered() -> Iterator[None]:
     with POLICIES.scoped(), PRODUCERS.scoped(), RUNTIMES.scoped():
-        register_policy("recency", params=RecencyParams, display="Recency")(recency)
+        register_policy("fresh", params=FreshParams, display="Fresh")(fresh)
         register_producer("userlog", params=UserLogParams, display="UserLog")(userlog)
         register_runtime("dummy")(dummy)
         yield
@@ -214,7 +221,7 @@ def registered() -> Iterator[None]:
 DESIGN = [
     "design.name=ext",
     "design.producers=[native,append,css,userlog]",
-    "design.policies=[native,posthoc,decay,qasc,recency]",
+    "design.policies=[native,posthoc,decay,qasc,fresh]",
 ]
 MODEL = ["model.name=echo", "model.runtime=dummy"]
 
@@ -232,7 +239,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     generated trajectory (two trajectories: a replication study)."""
     root = tmp_path_factory.mktemp("ext")
     out = {"smoke": root / "smoke", "generated": root / "generated"}
-    assert place_run(out["smoke"], "trajectory=smoke", "design.recency.max_age_days=30") == 0
+    assert place_run(out["smoke"], "trajectory=smoke", "design.fresh.max_age_days=30") == 0
     assert (
         place_run(
             out["generated"],
@@ -255,7 +262,7 @@ def conditions_of(table: Path) -> set[str]:
     return {row["Condition"] for row in table_rows(table)}
 
 
-NEW = ("UserLog/Native", "UserLog/QASC", "UserLog/Recency", "Native/Recency", "CSS/Recency")
+NEW = ("UserLog/Native", "UserLog/QASC", "UserLog/Fresh", "Native/Fresh", "CSS/Fresh")
 
 
 def test_the_new_conditions_run_and_appear_in_table_1(runs: dict[str, Path]) -> None:
@@ -271,11 +278,11 @@ def test_the_new_conditions_run_and_appear_in_table_1(runs: dict[str, Path]) -> 
 
 def test_the_new_producer_and_policy_have_their_effects(runs: dict[str, Path]) -> None:
     effects = json.loads((runs["smoke"] / "metrics.json").read_text())["effects"]
-    for name in ("StateGain_UserLog", "LeakageDrop_UserLog", "SupportCost_Recency"):
+    for name in ("StateGain_UserLog", "LeakageDrop_UserLog", "SupportCost_Fresh"):
         assert name in effects, sorted(effects)
-    assert "ExposureGap_Recency" in effects
+    assert "ExposureGap_Fresh" in effects
     header = table_rows(runs["smoke"] / "tables" / "table1b.csv")[0].keys()
-    assert {"SupportCost_Recency", "StateGain_UserLog"} <= set(header)
+    assert {"SupportCost_Fresh", "StateGain_UserLog"} <= set(header)
 
 
 def test_the_new_conditions_are_scored_on_the_aoep_scorecard(runs: dict[str, Path]) -> None:
@@ -296,15 +303,15 @@ def test_the_new_conditions_enter_a_replication_study(
     assert code == 0, capsys.readouterr().err
     assert set(NEW) <= conditions_of(out / "replications_endpoints.csv")
     effects = {row["Effect"] for row in table_rows(out / "replications_effects.csv")}
-    assert {"SupportCost_Recency", "StateGain_UserLog"} <= effects
+    assert {"SupportCost_Fresh", "StateGain_UserLog"} <= effects
 
 
 def test_parameters_are_recorded_in_the_manifest(runs: dict[str, Path]) -> None:
     manifest = json.loads((runs["smoke"] / "manifest.json").read_text())
-    assert manifest["parameters"]["recency"] == {"max_age_days": 30}
+    assert manifest["parameters"]["fresh"] == {"max_age_days": 30}
     assert manifest["parameters"]["userlog"] == {"max_chars": 400}  # the declared default
     assert manifest["parameters"]["decay"] == {"eta": 30.0, "kappa": 1.5, "theta": 0.1}
-    assert manifest["config"]["design"]["recency"] == {"max_age_days": 30}
+    assert manifest["config"]["design"]["fresh"] == {"max_age_days": 30}
     assert manifest["header"]["model"]["runtime"] == "dummy"
     assert manifest["model_identity"]["runtime"] == "dummy"
 
@@ -312,8 +319,8 @@ def test_parameters_are_recorded_in_the_manifest(runs: dict[str, Path]) -> None:
 @pytest.mark.parametrize(
     ("override", "allowed"),
     [
-        ("design.recency.max_age_days=-1", "an integer from 0 to 3650"),
-        ("design.recency.max_age_days=4000", "an integer from 0 to 3650"),
+        ("design.fresh.max_age_days=-1", "an integer from 0 to 3650"),
+        ("design.fresh.max_age_days=4000", "an integer from 0 to 3650"),
         ("design.userlog.max_chars=5", "an integer from 10 to 10000"),
     ],
 )
@@ -332,7 +339,7 @@ def test_the_new_parameters_are_documented_like_every_key() -> None:
     from place.runner.checks import configuration_markdown
 
     doc = configuration_markdown()
-    assert "`design.recency.max_age_days` | `365` | an integer from 0 to 3650" in doc
+    assert "`design.fresh.max_age_days` | `365` | an integer from 0 to 3650" in doc
     assert "`design.userlog.max_chars` | `400` | an integer from 10 to 10000" in doc
     assert "one of: llamacpp, ollama, dummy" in doc
 
@@ -346,42 +353,47 @@ def test_an_unregistered_name_is_refused_with_the_registered_ones(
 
 
 def test_the_documented_policy_module_registers_and_reads(tmp_path: Path) -> None:
-    """docs/extending.md's worked example, executed as written: it registers `recency` with
-    its parameter set, and the policy it builds reads the k newest records."""
+    """docs/extending.md's worked example, executed as written: it registers `fresh` with its
+    parameter set, and the policy it builds reads the k newest records within the age."""
     from place.policies import build_policy
     from place.readback import Readback
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "extending.md").read_text()
-    code = re.search(r"```python\n(# place/policies/recency\.py\n.*?)```", doc, re.S)
+    code = re.search(r"```python\n(# place/policies/fresh\.py\n.*?)```", doc, re.S)
     assert code is not None, "the worked example is gone from docs/extending.md"
-    module = types.ModuleType("doc_recency")  # a real module: its dataclass resolves names
+    module = types.ModuleType("doc_fresh")  # a real module: its dataclass resolves names
     with POLICIES.scoped(), pytest.MonkeyPatch.context() as mp:
         mp.setitem(sys.modules, module.__name__, module)
-        POLICIES.remove("recency")  # this module's own registration, replaced by the doc's
+        POLICIES.remove("fresh")  # this module's own registration, replaced by the doc's
         exec(compile(code.group(1), "docs/extending.md", "exec"), module.__dict__)
-        spec = POLICIES["recency"]
-        assert spec.display == "Recency" and spec.params is not None
+        spec = POLICIES["fresh"]
+        assert spec.display == "Fresh" and spec.params is not None
         assert spec.make_params(None).max_age_days == 365
-        policy = build_policy("recency", 2, Readback(None), {"max_age_days": 10})  # type: ignore[arg-type]  # reason: this policy never calls β
+        policy = build_policy("fresh", 2, Readback(None), {"max_age_days": 10})  # type: ignore[arg-type]  # reason: this policy never calls β
     store = FakeDatedStore(["2024-01-01", "2024-03-01", "2024-03-09", "2024-03-10"])
     tau = Interpretation("ana", "hotel", "global", dt.date(2024, 3, 12))
     read = policy.read(store, "hotel?", tau, tau.as_of)
     assert [i.metadata["written_on"] for i in read.items] == ["2024-03-10", "2024-03-09"]
     assert read.admitted == 2  # 2024-03-01 is older than 10 days
+    # one day, two records: the store's record counter, not the id, says which is newer
+    same_day = FakeDatedStore(["2024-03-10", "2024-03-10"], seqs=[8, 7])
+    assert [i.id for i in policy.read(same_day, "hotel?", tau, tau.as_of).items] == ["r0", "r1"]
 
 
 class FakeDatedStore:
-    """FAKE read-only store: one record per date, every search returns them all."""
+    """FAKE read-only store: one record per date (numbered in order unless `seqs` says
+    otherwise), every search returns them all."""
 
     name = "fake"
     principal = "ana"
 
-    def __init__(self, dates: list[str]) -> None:
+    def __init__(self, dates: list[str], seqs: list[int] | None = None) -> None:
         from place.memory.item import StoredItem
 
+        numbers = seqs or list(range(1, len(dates) + 1))
         self.items = [
-            StoredItem(f"r{i}", f"record {i}", {"written_on": d}, 1.0 - i / 10)
-            for i, d in enumerate(dates)
+            StoredItem(f"r{i}", f"record {i}", {"written_on": d, "written_seq": n}, 1.0 - i / 10)
+            for i, (d, n) in enumerate(zip(dates, numbers, strict=True))
         ]
 
     def search_filtered(self, query: str, limit: int | None, **_: Any) -> list[Any]:

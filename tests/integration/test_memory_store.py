@@ -521,3 +521,64 @@ def test_eligibility_indexes_cover_every_key_qasc_filters() -> None:
 
     tau = Interpretation("alex", "hotel", "trip", dt.date(2026, 3, 1))
     assert {c.key for c in candidate_exclusions(tau)} == set(ELIGIBILITY_INDEXES)
+
+
+def test_update_text_is_mem0s_update_and_keeps_the_old_text_in_history(backend: Backend) -> None:
+    store = backend.open("update_text", "alice")
+    mid = store.add_record("Alice lives in Lisbon.", {"written_on": "2024-01-01", "extra": "x"})
+    client = backend.qdrant_client
+    before = client.retrieve("update_text", ids=[mid], with_vectors=True)[0]
+    previous = store.update_text(mid, "Alice lives in Porto.", {"written_on": "2024-02-01"})
+    assert previous == "Alice lives in Lisbon."
+    after = client.retrieve("update_text", ids=[mid], with_vectors=True)[0]
+    assert after.vector != before.vector  # the new text is embedded
+    assert after.payload["created_at"] == before.payload["created_at"]
+    point = store.scan().point(mid)
+    assert point is not None and point.text == "Alice lives in Porto."
+    assert point.metadata == {"written_on": "2024-02-01"}  # Mem0 replaces caller metadata
+    assert point.payload["user_id"] == "alice"
+    rows = store.scan().history_for(mid)
+    assert [(r.event, r.old_memory, r.new_memory) for r in rows] == [
+        ("ADD", None, "Alice lives in Lisbon."),
+        ("UPDATE", "Alice lives in Lisbon.", "Alice lives in Porto."),
+    ]
+    assert store.scan().contains("Lisbon")  # Mem0's history keeps what UPDATE replaced
+    with pytest.raises(ValueError, match="reserved"):
+        store.update_text(mid, "x", {"data": "y"})
+    with pytest.raises(KeyError):
+        store.update_text("00000000-0000-0000-0000-000000000000", "x")
+
+
+def test_delete_is_mem0s_delete_and_keeps_the_old_text_in_history(backend: Backend) -> None:
+    store = backend.open("delete_mem0", "alice")
+    ids = _facts(store)
+    gone = next(i for i, t in ids.items() if "green" in t)
+    assert store.delete(gone) == "Alice's favourite colour is green."
+    scan = store.scan()
+    assert scan.point(gone) is None and len(scan.points) == 3
+    assert [(r.event, r.old_memory, r.is_deleted) for r in scan.history_for(gone)][-1] == (
+        "DELETE",
+        "Alice's favourite colour is green.",
+        True,
+    )
+    assert scan.contains("green")  # unlike remove(): Mem0 keeps the text in its history
+    with pytest.raises(KeyError):
+        store.delete(gone)
+
+
+def test_update_text_and_delete_draw_ids_from_the_stores_sequence(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Two stores of the same name in two run directories write the same history row ids."""
+    rows = []
+    for run in ("one", "two"):
+        b = Backend(tmp_path_factory.mktemp(run), UNUSED_LLM, _embedder_config(), DIMS)
+        try:
+            store = b.open("seq", "alice")
+            mid = store.add_record("Alice lives in Lisbon.")
+            store.update_text(mid, "Alice lives in Porto.")
+            store.delete(mid)
+            rows.append([(r.id, r.memory_id, r.event) for r in store.scan().history])
+        finally:
+            b.close()
+    assert rows[0] == rows[1] and [e for _, _, e in rows[0]] == ["ADD", "UPDATE", "DELETE"]
