@@ -55,11 +55,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def reference_json(traj: Trajectory) -> dict:
-    """The `place reference --json` document (sorted lists, checkpoints in trajectory order)."""
+    """The `place reference --json` document (sorted lists, checkpoints in trajectory order).
+    A trajectory with docs/method.md §11's constructs also gets Γ* at every checkpoint, the
+    askers of its queries and probes, and its tasks' reference decisions; any other gets
+    exactly the document of §1."""
     from place.reference.replay import replay
 
     ref = replay(traj)
-    return {
+    doc: dict = {
         "checkpoints": [
             {
                 "turn": c.turn,
@@ -79,6 +82,40 @@ def reference_json(traj: Trajectory) -> dict:
         ],
         "probes": [{"id": p.id, "authorized": list(p.support.values)} for p in ref.probes],
     }
+    if not traj.governed:
+        return doc
+    from dataclasses import asdict
+
+    for shown, c in zip(doc["checkpoints"], ref.checkpoints, strict=True):
+        shown["governance"] = asdict(c.governance) if c.governance is not None else None
+        shown["governance_events"] = [
+            {k: v for k, v in asdict(t).items() if v is not None} for t in c.governance_events
+        ]
+    for shown, q in zip(doc["queries"], ref.queries, strict=True):
+        shown["asker"] = q.asker
+    for shown, p in zip(doc["probes"], ref.probes, strict=True):
+        shown["asker"] = p.asker
+    doc["tasks"] = [
+        {
+            "id": t.id,
+            "turn": t.turn,
+            "run_turn": t.run_turn,
+            "asker": t.asker,
+            "handle": t.handle,
+            "permission": t.permission,
+            "deferred": t.deferred,
+            "decision": t.decision,
+            "reasons": list(t.reasons),
+            "args": [list(a) for a in t.args] if t.args is not None else None,
+            "epoch": t.epoch,
+            "epoch_at_run": t.epoch_at_run,
+            "held": t.held,
+            "links": list(t.links),
+            "redeliveries": list(t.redeliveries),
+        }
+        for t in ref.tasks
+    ]
+    return doc
 
 
 def cmd_reference(args: argparse.Namespace) -> int:
@@ -94,6 +131,9 @@ def cmd_reference(args: argparse.Namespace) -> int:
         print(f"query {q['id']}: {q['authorized'] or 'ABSTAIN'}")
     for p in doc["probes"]:
         print(f"probe {p['id']}: {p['authorized'] or 'ABSTAIN'}")
+    for t in doc.get("tasks", ()):
+        outcome = t["args"] if t["decision"] == "allow" else t["reasons"]
+        print(f"task {t['id']} ({t['asker']}, runs at {t['run_turn']}): {t['decision']} {outcome}")
     return 0
 
 

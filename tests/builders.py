@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,14 @@ from place.trajectory.model import (
     Entity,
     Event,
     Fact,
+    Permission,
     Predicate,
     Probe,
     Query,
     Schema,
     Scope,
+    Slot,
+    Task,
     Trajectory,
     Turn,
 )
@@ -156,3 +160,72 @@ def lexicon_self_check(traj: Trajectory) -> tuple[int, int, list[str]]:
         else:
             passed += 1
     return passed, checked, failures
+
+
+# ---------------------------------------------------------------- docs/method.md §11
+
+
+def gev(turn: str, i: int, op: str, **keys: Any) -> Event:
+    """A governance event (share, unshare, grant, revoke, rollback): keys as in the model
+    (`with_` for the file's `with`); grant, revoke and rollback name no slot."""
+    entity, predicate = keys.pop("entity", ""), keys.pop("predicate", "")
+    return Event(f"{turn}#{i}", op, entity, predicate, **keys)  # type: ignore[arg-type]  # reason: builders take plain strings; the model validates
+
+
+def said(
+    turn_id: str,
+    *events: Event | dict[str, Any],
+    speaker: str | None = None,
+    text: str = "...",
+    restart: bool = False,
+) -> Turn:
+    """A user turn of `speaker` carrying lifecycle events (dicts, as for `user`) and
+    governance events (`gev`), numbered in order."""
+    built = tuple(
+        e if isinstance(e, Event) else ev(turn_id, i + 1, **e) for i, e in enumerate(events)
+    )
+    return Turn(turn_id, "user", text, events=built, speaker=speaker, restart=restart)
+
+
+def tool(turn_id: str, text: str, speaker: str | None = None) -> Turn:
+    return Turn(turn_id, "tool", text, source="sms", speaker=speaker)
+
+
+def request(
+    turn_id: str,
+    task_id: str,
+    *needs: tuple[str, str] | tuple[str, str, str],
+    speaker: str | None = None,
+    permission: str | None = None,
+    deferred: bool = False,
+    expect: str = "allow",
+    text: str = "please do it",
+) -> Turn:
+    """A user turn of `speaker` requesting a task whose needs are (entity, predicate[, scope])."""
+    slots = tuple(Slot(n[0], n[1], n[2] if len(n) > 2 else "global") for n in needs)
+    task = Task(task_id, "act", slots, expect, permission, deferred, f"h-{task_id}")  # type: ignore[arg-type]  # reason: builders take plain strings
+    return Turn(turn_id, "user", text, task=task, speaker=speaker)
+
+
+def run(turn_id: str, task_id: str, speaker: str | None = None) -> Turn:
+    return Turn(turn_id, "user", "now", run=task_id, speaker=speaker)
+
+
+def redeliver(turn_id: str, original: Turn, restart: bool = False) -> Turn:
+    """A duplicate delivery of `original`, as the loader builds one."""
+    return dataclasses.replace(original, id=turn_id, redelivers=original.id, restart=restart)
+
+
+def governed(
+    *conversations: tuple[str, str, list[Turn]],
+    principals: tuple[str, ...] = ("alex", "dana"),
+    permissions: dict[str, str] | None = None,
+    probes: tuple[Probe, ...] = (),
+) -> Trajectory:
+    """`trajectory` with principals (alex, the principal, and dana) and permissions
+    (id -> owner)."""
+    base = trajectory(*conversations, probes=probes)
+    perms = {p: Permission(p, owner) for p, owner in (permissions or {}).items()}
+    return dataclasses.replace(
+        base, schema=dataclasses.replace(base.schema, permissions=perms), principals=principals
+    )

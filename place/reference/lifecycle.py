@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from place.eligibility import expired
-from place.trajectory.model import Event, Fact, Schema, Slot
+from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot
 
 Status = Literal["active", "superseded", "corrected", "retracted"]
 STATUSES: tuple[Status, ...] = ("active", "superseded", "corrected", "retracted")
@@ -96,7 +96,11 @@ class LifecycleState:
         return [r for r in self.records if r.status == "active" and not expired(r.valid_until, day)]
 
     def apply(self, event: Event, own_date: dt.date) -> Transition:
-        """Apply one trusted event dated `own_date` (its conversation's date)."""
+        """Apply one trusted event dated `own_date` (its conversation's date). The
+        governance ops of method.md §11 (share, unshare, grant, revoke, rollback) leave the
+        lifecycle state as it is: their effect is on Γ* (`place.reference.governance`)."""
+        if event.op not in FACT_OPS:
+            return Transition(event)
         if event.op == "forget":
             return self._forget(event)
         if event.op == "retract":

@@ -22,7 +22,7 @@ import datetime as dt
 import re
 import string
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, ClassVar
 
 from annotated_types import MinLen
@@ -44,21 +44,31 @@ from pydantic import Strict as StrictType
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from place.trajectory.model import (
+    EPOCH_OPS,
+    FACT_OPS,
     GLOBAL_SCOPE,
+    OPS,
+    SHARE_OPS,
     Cardinality,
+    Compaction,
     Conflict,
     Conversation,
     Entity,
     Event,
+    Expectation,
     Family,
     Format,
     Op,
+    Permission,
     Predicate,
     Probe,
     Query,
+    Reason,
     Role,
     Schema,
     Scope,
+    Slot,
+    Task,
     Trajectory,
     Turn,
     ValueType,
@@ -130,6 +140,8 @@ TrajectoryId = Annotated[str, StringConstraints(pattern=f"^{TRAJECTORY_ID}$")]
 ScopeId = Annotated[ItemId, AfterValidator(_not_global)]
 # Strict: pydantic would otherwise read numbers as Unix timestamps.
 Date = Annotated[dt.date, StrictType(), BeforeValidator(_iso_date)]
+# Strict: `yes`, `1` or "true" are not booleans of this format.
+Flag = Annotated[bool, StrictType()]
 
 
 class _Domain:
@@ -258,6 +270,8 @@ class PredicateDoc(Part):
     template: Text | None = None
     values: Annotated[dict[str, tuple[Text, ...]], MinLen(1)]
     """The closed domain: canonical value -> extra aliases."""
+    consequential: Flag = False
+    core: Flag = False
 
     @field_validator("default_scope")
     @classmethod
@@ -337,12 +351,27 @@ def _canonical_ok(value: str, ptype: str) -> bool:
         return False
 
 
+class PermissionDoc(Part):
+    NAMES = ("permission {}", "permission {}", "permission {}")
+
+    owner: Text
+
+    @field_validator("owner")
+    @classmethod
+    def _owner_is_principal(cls, owner: str, info: ValidationInfo) -> str:
+        bad = _not_a_principal(owner, info, "owner")
+        if bad is not None:
+            raise bad
+        return owner
+
+
 class SchemaDoc(Part):
     NAMES = ("schema", "schema", "schema")
 
     entities: dict[ItemId, EntityDoc]
     scopes: dict[ScopeId, ScopeDoc] = Field(default_factory=dict)
     predicates: Annotated[dict[ItemId, PredicateDoc], MinLen(1)]
+    permissions: dict[ItemId, PermissionDoc] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -360,6 +389,12 @@ class Refs:
     """Declarations without problems: only their domains are checked against."""
     many: frozenset[str] = frozenset()
     """Predicates declared cardinality-many (even if something else in them is broken)."""
+    principals: tuple[str, ...] | None = None
+    """The principals (method.md §11): `principals` as written, else `(principal,)`; None
+    when neither can be read (references to principals are then not checked)."""
+    permissions: Mapping[str, str | None] | None = None
+    """Permission id -> its owner as written (None: unreadable); None when the schema's
+    `permissions` is not a mapping (references to permissions are then not checked)."""
 
     @classmethod
     def read(cls, data: Any) -> Refs | None:
@@ -367,6 +402,26 @@ class Refs:
         schema = data.get("schema") if isinstance(data, dict) else None
         if not isinstance(schema, dict):
             return None
+        assert isinstance(data, dict)
+        principal = data.get("principal")
+        principals: tuple[str, ...] | None = None
+        if isinstance(data.get("principals"), list):
+            # A principal left out of `principals` is reported there, not at every reference.
+            named = [p for p in data["principals"] if isinstance(p, str)]
+            if isinstance(principal, str):
+                named.append(principal)
+            principals = tuple(dict.fromkeys(named))
+        elif "principals" not in data and isinstance(principal, str):
+            principals = (principal,)
+        permissions: dict[str, str | None] | None = None
+        if isinstance(schema.get("permissions", {}), dict):
+            permissions = {
+                k: (v.get("owner") if isinstance(v.get("owner"), str) else None)
+                if isinstance(v, dict)
+                else None
+                for k, v in schema.get("permissions", {}).items()
+                if _is_id(k)
+            }
 
         def ids(key: str) -> dict[str, Any]:
             part = schema.get(key)
@@ -390,11 +445,43 @@ class Refs:
             if isinstance(raw, dict) and raw.get("cardinality") == "many"
         }
         declared = frozenset(predicates)
-        return cls(entities, scopes, mappings(predicates), declared, sound, frozenset(many))
+        return cls(
+            entities,
+            scopes,
+            mappings(predicates),
+            declared,
+            sound,
+            frozenset(many),
+            principals,
+            permissions,
+        )
 
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(ITEM_ID, value) is not None
+
+
+# ---------------------------------------------------------------- principals (method.md §11)
+
+
+def _principal(info: ValidationInfo) -> str | None:
+    """The trajectory's `principal` as written (the default speaker and asker)."""
+    principal = _context(info).get("principal")
+    return principal if isinstance(principal, str) else None
+
+
+def _not_a_principal(name: str, info: ValidationInfo, what: str) -> PydanticCustomError | None:
+    refs = _refs(info)
+    if refs is None or refs.principals is None or name in refs.principals:
+        return None
+    hint = (
+        "the top-level 'principals'"
+        if _context(info).get("principals_declared")
+        else "without a top-level 'principals', the only principal is 'principal'"
+    )
+    return problem(
+        f"{what} {name!r} is not a principal; principals: {listing(refs.principals)} ({hint})"
+    )
 
 
 # ---------------------------------------------------------------- slots and values
@@ -488,24 +575,75 @@ class _SlotDoc(Part):
 # ---------------------------------------------------------------- turns and events
 
 
+_KEYS_OF_OP: dict[str, tuple[str, ...]] = {
+    **{
+        op: ("entity", "predicate", "scope", "value", "valid_from", "valid_until")
+        for op in FACT_OPS
+    },
+    **{op: ("entity", "predicate", "scope", "with") for op in SHARE_OPS},
+    **{op: ("permission", "to") for op in EPOCH_OPS},
+    "rollback": ("task",),
+}
+"""The keys an event of each op may have besides `op` (method.md §1 and §11)."""
+_REQUIRED_OF_OP: dict[str, tuple[str, ...]] = {
+    **{op: ("entity", "predicate") for op in FACT_OPS},
+    **{op: ("entity", "predicate", "with") for op in SHARE_OPS},
+    **{op: ("permission", "to") for op in EPOCH_OPS},
+    "rollback": ("task",),
+}
+_WHAT = {
+    "with": "the principal the slot is shared with",
+    "permission": "a permission declared in schema.permissions",
+    "to": "the principal who gets or loses the permission",
+    "task": "the id of an earlier task",
+}
+
+
 class EventDoc(_SlotDoc):
     NAMES = ("event", "event", "an event")
 
     op: Op
-    entity: Text
-    predicate: Text
+    entity: Text | None = None
+    predicate: Text | None = None
     scope: Text = GLOBAL_SCOPE
     value: Canonical | None = None
     valid_from: Date | None = None
     valid_until: Date | None = None
+    with_: Text | None = Field(default=None, alias="with")
+    permission: Text | None = None
+    to: Text | None = None
+    task: Text | None = None
+
+    @field_validator(
+        "entity", "predicate", "scope", "with_", "permission", "to", "task", mode="before"
+    )
+    @classmethod
+    def _keys_of_op(cls, value: Any, info: ValidationInfo) -> Any:
+        """A key the event's op does not take (the lifecycle ops' own rules on `value` and
+        the window are below; these are the keys of method.md §11)."""
+        op, key = info.data.get("op"), "with" if info.field_name == "with_" else info.field_name
+        if op in _KEYS_OF_OP and key not in _KEYS_OF_OP[op]:
+            keys = ", ".join(("op", *_KEYS_OF_OP[op]))
+            raise problem(
+                f"'{key}' is not a key of a '{op}' event; a '{op}' event has keys: {keys}",
+                at="key",
+            )
+        return value
 
     @field_validator("value", mode="before")
     @classmethod
     def _forget_takes_no_value(cls, value: Any, info: ValidationInfo) -> Any:
-        if info.data.get("op") == "forget":
+        op = info.data.get("op")
+        if op == "forget":
             raise problem(
                 "a 'forget' event forgets the whole slot and takes no 'value'; remove it "
                 "(use 'retract' to end one value)",
+                at="key",
+            )
+        if op in _KEYS_OF_OP and "value" not in _KEYS_OF_OP[op]:
+            keys = ", ".join(("op", *_KEYS_OF_OP[op]))
+            raise problem(
+                f"'value' is not a key of a '{op}' event; a '{op}' event has keys: {keys}",
                 at="key",
             )
         return value
@@ -523,7 +661,7 @@ class EventDoc(_SlotDoc):
     @classmethod
     def _window_ops(cls, value: Any, info: ValidationInfo) -> Any:
         op = info.data.get("op")
-        if op in ("retract", "forget"):
+        if op in OPS and op not in ("assert", "correct"):
             raise problem(
                 f"'{info.field_name}' is allowed on assert and correct events only, not on '{op}'",
                 at="key",
@@ -541,18 +679,59 @@ class EventDoc(_SlotDoc):
             )
         return end
 
+    @field_validator("with_", "to")
+    @classmethod
+    def _principal_named(cls, name: str, info: ValidationInfo) -> str:
+        bad = _not_a_principal(name, info, "with" if info.field_name == "with_" else "to")
+        if bad is not None:
+            raise bad
+        return name
+
+    @field_validator("permission")
+    @classmethod
+    def _declared_permission(cls, permission: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        declared = refs.permissions if refs is not None else None
+        if declared is not None and permission not in declared:
+            raise problem(
+                f"unknown permission {permission!r}; declared permissions: {listing(declared)} "
+                "(schema.permissions)"
+            )
+        return permission
+
+    @field_validator("task")
+    @classmethod
+    def _earlier_task(cls, task: str, info: ValidationInfo) -> str:
+        tasks = _context(info).get("tasks")
+        if tasks is not None and task not in tasks:
+            raise problem(
+                f"rollback names task {task!r}, which is not a task of an earlier turn; it must "
+                "be the id of a task requested before this turn"
+            )
+        return task
+
     @model_validator(mode="wrap")
     @classmethod
     def _value_rules(
         cls, data: Any, handler: ModelWrapValidatorHandler[EventDoc], info: ValidationInfo
     ) -> EventDoc:
-        """Whether the event needs a value. Read from the raw mapping, so that it is
-        reported whatever else is wrong with the event."""
+        """Whether the event needs a value, and the keys its op requires. Read from the raw
+        mapping, so that it is reported whatever else is wrong with the event."""
         found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
         op = data.get("op") if isinstance(data, dict) else None
         if op is not None:
             refs, pid = _refs(info), data.get("predicate")
             many = refs is not None and isinstance(pid, str) and pid in refs.many
+            for key in _REQUIRED_OF_OP.get(op, ()) if isinstance(op, str) else ():
+                if key in data:
+                    continue
+                if op in FACT_OPS:  # worded as before these keys became op-dependent
+                    message = f"missing required key '{key}' in event"
+                else:
+                    message = (
+                        f"a '{op}' event must have '{key}' ({_WHAT.get(key, 'a declared id')})"
+                    )
+                found.append(((), problem(message)))
             if op in ("assert", "correct") and "value" not in data:
                 message = (
                     f"an '{op}' event must have a 'value' (a canonical value of the predicate)"
@@ -613,10 +792,31 @@ class _TurnRules(Part):
                 "from (e.g. forwarded-email, sms)"
             )
             found.append(((), problem(message)))
-        if isinstance(data, dict) and "events" in data and "query" in data:
+        # Keys this kind of turn does not declare are reported as unknown keys, not here.
+        declared = ("events", "query", *cls.model_fields)
+        carried = [k for k in _CARRIED if isinstance(data, dict) and k in data and k in declared]
+        if carried == ["events", "query"]:
             message = "a turn carries events or a query, never both; split it into two user turns"
             found.append(((), problem(message, at="key", pos_of=("query",))))
+        elif len(carried) > 1:
+            message = (
+                f"a turn carries at most one of events, query, task and run; this one has "
+                f"{' and '.join(carried)}: split it into separate user turns"
+            )
+            found.append(((), problem(message, at="key", pos_of=(carried[1],))))
+        if isinstance(data, dict) and "redelivers" in data and "redelivers" in declared:
+            for key in (*_CARRIED, "speaker"):
+                if key in data:
+                    message = (
+                        "a redelivery carries nothing of its own: its text, speaker, events, "
+                        f"task and run are those of the turn it redelivers; remove '{key}'"
+                    )
+                    found.append(((), problem(message, at="key", pos_of=(key,))))
         return _with(found, handler, data)
+
+
+_CARRIED = ("events", "query", "task", "run")
+"""What a turn may carry, at most one of them."""
 
 
 class InsertTurnDoc(_TurnRules):
@@ -628,6 +828,23 @@ class InsertTurnDoc(_TurnRules):
     events: Annotated[tuple[EventDoc, ...], MinLen(1)] = ()
     id: Annotated[object, REFUSED] = None
     query: Annotated[object, REFUSED] = None
+
+    @field_validator("events")
+    @classmethod
+    def _lifecycle_events_only(cls, events: tuple[EventDoc, ...]) -> tuple[EventDoc, ...]:
+        found = [
+            (
+                (i, "op"),
+                problem(
+                    f"inserted (pair) turns carry lifecycle events only (assert, correct, "
+                    f"retract, forget), not '{e.op}': world b has no governance constructs"
+                ),
+            )
+            for i, e in enumerate(events)
+            if e.op not in FACT_OPS
+        ]
+        _fail(found)
+        return events
 
     @field_validator("id", mode="before")
     @classmethod
@@ -676,6 +893,85 @@ class QueryDoc(_SlotDoc):
         return _check_gold(gold, info)
 
 
+class NeedDoc(_SlotDoc):
+    NAMES = ("need", "need", "a need")
+
+    entity: Text
+    predicate: Text
+    scope: Text = GLOBAL_SCOPE
+
+
+class TaskDoc(Part):
+    NAMES = ("task", "task", "a task")
+
+    id: ItemId
+    action: Text
+    needs: Annotated[tuple[NeedDoc, ...], MinLen(1)]
+    permission: Text | None = None
+    deferred: Flag = False
+    handle: Text | None = None
+    expect: Expectation
+    reasons: tuple[Reason, ...] | None = None
+    args: tuple[tuple[Text, ...], ...] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _unique_id(cls, ident: str, info: ValidationInfo) -> str:
+        _register(info, "task", ident, "task ids must be unique")
+        return ident
+
+    @field_validator("permission")
+    @classmethod
+    def _declared_permission(cls, permission: str, info: ValidationInfo) -> str:
+        refs = _refs(info)
+        declared = refs.permissions if refs is not None else None
+        if declared is not None and permission not in declared:
+            raise problem(
+                f"unknown permission {permission!r}; declared permissions: {listing(declared)} "
+                "(schema.permissions)"
+            )
+        return permission
+
+    @field_validator("reasons")
+    @classmethod
+    def _reasons_once(cls, reasons: tuple[str, ...]) -> tuple[str, ...]:
+        found = [
+            ((i,), problem(f"reason {r!r} is listed twice"))
+            for i, r in enumerate(reasons)
+            if r in reasons[:i]
+        ]
+        _fail(found)
+        return reasons
+
+    @field_validator("args")
+    @classmethod
+    def _one_list_per_need(
+        cls, args: tuple[tuple[str, ...], ...], info: ValidationInfo
+    ) -> tuple[tuple[str, ...], ...]:
+        needs = info.data.get("needs")
+        if needs is not None and len(args) != len(needs):
+            raise problem(
+                f"args has {len(args)} list(s) of values for {len(needs)} need(s); write one "
+                "list per need, in the order of needs ([] for a need without values)"
+            )
+        return args
+
+    @model_validator(mode="after")
+    def _unique_handle(self, info: ValidationInfo) -> TaskDoc:
+        handle = self.handle or f"h-{self.id}"
+        seen = _context(info).get("seen", {}).get("handle")
+        if seen is not None:
+            if handle in seen:
+                where = ("handle",) if self.handle is not None else ("id",)
+                message = (
+                    f"handle {handle!r} is already the handle of another task; handles must be "
+                    "unique (a task's default handle is h-<task id>)"
+                )
+                _fail([(where, problem(message))])
+            seen.add(handle)
+        return self
+
+
 class TurnDoc(_TurnRules):
     NAMES = ("turn", "turn", "a turn")
 
@@ -685,6 +981,11 @@ class TurnDoc(_TurnRules):
     source: Text | None = None
     events: Annotated[tuple[EventDoc, ...], MinLen(1)] = ()
     query: QueryDoc | None = None
+    speaker: Text | None = None
+    task: TaskDoc | None = None
+    run: Text | None = None
+    redelivers: Text | None = None
+    restart: Flag = False
 
     @field_validator("id")
     @classmethod
@@ -701,6 +1002,178 @@ class TurnDoc(_TurnRules):
                 f"queries are allowed on user turns only; this turn's role is {role}", at="key"
             )
         return query
+
+    @field_validator("speaker", mode="before")
+    @classmethod
+    def _speaker_on_user_and_tool_turns(cls, speaker: Any, info: ValidationInfo) -> Any:
+        if info.data.get("role") == "assistant":
+            raise problem(
+                "'speaker' is allowed on user and tool turns only; an assistant turn's "
+                "speaker is that of the turn it answers",
+                at="key",
+            )
+        return speaker
+
+    @field_validator("speaker")
+    @classmethod
+    def _speaker_is_principal(cls, speaker: str, info: ValidationInfo) -> str:
+        bad = _not_a_principal(speaker, info, "speaker")
+        if bad is not None:
+            raise bad
+        return speaker
+
+    @field_validator("task", "run", "redelivers", mode="before")
+    @classmethod
+    def _on_user_turns(cls, value: Any, info: ValidationInfo) -> Any:
+        role = info.data.get("role")
+        if role in ("assistant", "tool"):
+            what = {"task": "tasks are", "run": "'run' is", "redelivers": "'redelivers' is"}
+            raise problem(
+                f"{what[str(info.field_name)]} allowed on user turns only; this turn's role "
+                f"is {role}",
+                at="key",
+            )
+        return value
+
+    @field_validator("run")
+    @classmethod
+    def _runs_a_deferred_task(cls, run: str, info: ValidationInfo) -> str:
+        tasks = _context(info).get("tasks")
+        if tasks is None:
+            return run
+        entry = tasks.get(run)
+        if entry is None:
+            raise problem(
+                f"run names task {run!r}, which is not a task of an earlier turn; it must be "
+                "the id of a deferred task requested before this turn"
+            )
+        if not entry["deferred"]:
+            raise problem(
+                f"task {run!r} is not deferred: it runs at its own turn {entry['turn']}; mark "
+                "it 'deferred: true' or remove this 'run'"
+            )
+        if entry["ran"] is not None:
+            raise problem(
+                f"task {run!r} already runs at turn {entry['ran']}; a deferred task runs once "
+                "(write a repeated delivery of that turn with 'redelivers')"
+            )
+        entry["ran"] = info.data.get("id", "?")
+        return run
+
+    @field_validator("redelivers")
+    @classmethod
+    def _redelivers_an_earlier_user_turn(cls, original: str, info: ValidationInfo) -> str:
+        turns = _context(info).get("turns")
+        if turns is None:
+            return original
+        entry = turns.get(original)
+        if entry is None:
+            raise problem(
+                f"redelivers names turn {original!r}, which is not an earlier turn of the "
+                "trajectory; it must be the id of an earlier world-a user turn"
+            )
+        if entry["role"] not in ("user", "assistant", "tool"):
+            return original  # the original's role is reported where it is written
+        if entry["role"] != "user":
+            raise problem(
+                f"redelivers names turn {original!r}, a {entry['role']} turn; only a user turn "
+                "is delivered again"
+            )
+        if entry["redelivers"] is not None:
+            raise problem(
+                f"turn {original!r} is itself a redelivery of {entry['redelivers']!r}; name the "
+                "original turn"
+            )
+        if entry["query"]:
+            raise problem(
+                f"turn {original!r} carries a query; a query is an evaluation read, never "
+                "delivered again"
+            )
+        text = info.data.get("text")
+        if isinstance(text, str) and isinstance(entry["text"], str) and text != entry["text"]:
+            raise problem(
+                f"a redelivery repeats the text of the turn it redelivers exactly; turn "
+                f"{original!r} says {entry['text']!r}"
+            )
+        return original
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _register_turn(
+        cls, data: Any, handler: ModelWrapValidatorHandler[TurnDoc], info: ValidationInfo
+    ) -> TurnDoc:
+        """Note the turn (and its task), valid or not, for the turns after it: `redelivers`
+        and `run` name earlier turns and tasks only."""
+        try:
+            return handler(data)
+        finally:
+            _note_turn(data, info)
+
+    @model_validator(mode="after")
+    def _speaker_rules(self, info: ValidationInfo) -> TurnDoc:
+        """Rules that need the turn's speaker: who may grant, share and run."""
+        issuer = self.speaker or _principal(info)
+        refs = _refs(info)
+        owners = refs.permissions if refs is not None else None
+        if owners and refs is not None and refs.principals is not None:
+            # An owner that is no principal is reported at the permission, not at its uses.
+            owners = {p: o for p, o in owners.items() if o in refs.principals}
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        for i, e in enumerate(self.events):
+            owner = owners.get(e.permission) if owners and e.permission else None
+            if e.op in EPOCH_OPS and owner is not None and issuer is not None:
+                if issuer != owner:
+                    message = (
+                        f"a '{e.op}' of permission {e.permission!r} is issued by its owner "
+                        f"{owner!r}; this turn's speaker is {issuer!r}"
+                    )
+                    found.append((("events", i), problem(message)))
+                elif e.to == owner:
+                    message = (
+                        f"{owner!r} owns permission {e.permission!r} and always holds it; a "
+                        f"'{e.op}' names another principal"
+                    )
+                    found.append((("events", i, "to"), problem(message)))
+            if e.op in SHARE_OPS and e.with_ is not None and e.with_ == issuer:
+                message = (
+                    f"{issuer!r} is this turn's speaker, who issues the '{e.op}'; a slot is "
+                    "shared with another principal"
+                )
+                found.append((("events", i, "with"), problem(message)))
+        tasks = _context(info).get("tasks") or {}
+        entry = tasks.get(self.run) if self.run is not None else None
+        if entry is not None and issuer is not None and entry["asker"] != issuer:
+            message = (
+                f"task {self.run!r} was requested by {entry['asker']!r} and runs at a turn of "
+                f"{entry['asker']!r}; this turn's speaker is {issuer!r}"
+            )
+            found.append((("run",), problem(message)))
+        _fail(found)
+        return self
+
+
+def _note_turn(data: Any, info: ValidationInfo) -> None:
+    context = _context(info)
+    turns, tasks = context.get("turns"), context.get("tasks")
+    if turns is None or tasks is None or not isinstance(data, dict):
+        return
+    ident, speaker = data.get("id"), data.get("speaker")
+    if not isinstance(ident, str) or ident in turns:
+        return
+    turns[ident] = {
+        "role": data.get("role"),
+        "text": data.get("text"),
+        "query": "query" in data,
+        "redelivers": data.get("redelivers") if isinstance(data.get("redelivers"), str) else None,
+    }
+    task = data.get("task")
+    if isinstance(task, dict) and isinstance(task.get("id"), str) and task["id"] not in tasks:
+        tasks[task["id"]] = {
+            "deferred": task.get("deferred") is True,
+            "turn": ident,
+            "asker": speaker if isinstance(speaker, str) else _principal(info),
+            "ran": None,
+        }
 
 
 class ConversationDoc(Part):
@@ -755,6 +1228,7 @@ class ProbeDoc(_SlotDoc):
     scope: Text = GLOBAL_SCOPE
     gold: tuple[Canonical, ...]
     conflict: ConflictDoc | None = None
+    asker: Text | None = None
 
     @field_validator("id")
     @classmethod
@@ -765,13 +1239,15 @@ class ProbeDoc(_SlotDoc):
     @field_validator("after")
     @classmethod
     def _existing_turn(cls, after: str, info: ValidationInfo) -> str:
-        turns = _context(info).get("seen", {}).get("turn")
-        if turns is not None and after not in turns:
-            raise problem(
-                f"'after' names turn {after!r}, which is not a turn of the trajectory; it must "
-                "be the id of an existing (world-a) turn"
-            )
-        return after
+        return _existing_turn(after, info)
+
+    @field_validator("asker")
+    @classmethod
+    def _asker_is_principal(cls, asker: str, info: ValidationInfo) -> str:
+        bad = _not_a_principal(asker, info, "asker")
+        if bad is not None:
+            raise bad
+        return asker
 
     @field_validator("gold")
     @classmethod
@@ -799,6 +1275,29 @@ class ProbeDoc(_SlotDoc):
         return conflict
 
 
+def _existing_turn(after: str, info: ValidationInfo) -> str:
+    turns = _context(info).get("seen", {}).get("turn")
+    if turns is not None and after not in turns:
+        raise problem(
+            f"'after' names turn {after!r}, which is not a turn of the trajectory; it must "
+            "be the id of an existing (world-a) turn"
+        )
+    return after
+
+
+class CompactionDoc(_SlotDoc):
+    NAMES = ("compaction", "compaction", "a compaction")
+
+    after: Text
+    entity: Text
+    scope: Text = GLOBAL_SCOPE
+
+    @field_validator("after")
+    @classmethod
+    def _existing_turn(cls, after: str, info: ValidationInfo) -> str:
+        return _existing_turn(after, info)
+
+
 class TrajectoryDoc(Part):
     NAMES = ("the top level", "the trajectory", "the document")
 
@@ -806,17 +1305,69 @@ class TrajectoryDoc(Part):
     id: TrajectoryId
     title: Text | None = None
     principal: Text
+    principals: tuple[Text, ...] | None = None
     schema_: SchemaDoc = Field(alias="schema")
     conversations: Annotated[tuple[ConversationDoc, ...], MinLen(1)]
     probes: tuple[ProbeDoc, ...] = ()
+    compactions: tuple[CompactionDoc, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
     def _read_declarations(cls, data: Any, info: ValidationInfo) -> Any:
         if isinstance(info.context, dict):
-            kinds = ("conversation", "turn", "query", "probe")
-            info.context.update(refs=Refs.read(data), seen={kind: set() for kind in kinds})
+            kinds = ("conversation", "turn", "query", "probe", "task", "handle")
+            info.context.update(
+                refs=Refs.read(data),
+                seen={kind: set() for kind in kinds},
+                principal=data.get("principal") if isinstance(data, dict) else None,
+                principals_declared=isinstance(data, dict) and "principals" in data,
+                turns={},
+                tasks={},
+            )
         return data
+
+    @field_validator("principals")
+    @classmethod
+    def _principals_are_entities(
+        cls, principals: tuple[str, ...], info: ValidationInfo
+    ) -> tuple[str, ...]:
+        refs, principal = _refs(info), info.data.get("principal")
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        for i, name in enumerate(principals):
+            if refs is not None and name not in refs.entities:
+                message = (
+                    f"principal {name!r} is not an entity of the schema; declared entities: "
+                    f"{listing(refs.entities)} (every principal is a declared entity)"
+                )
+                found.append(((i,), problem(message)))
+            elif name in principals[:i]:
+                found.append(((i,), problem(f"principal {name!r} is listed twice")))
+        if principal is not None and principal not in principals:
+            message = (
+                f"principals must include the principal {principal!r} (the default speaker "
+                "and asker)"
+            )
+            found.append(((), problem(message)))
+        _fail(found)
+        return principals
+
+    @model_validator(mode="after")
+    def _deferred_tasks_run(self) -> TrajectoryDoc:
+        """A deferred task is decided at the turn that runs it: it must have one."""
+        ran = {t.run for c in self.conversations for t in c.turns if t.run is not None}
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        for ci, conv in enumerate(self.conversations):
+            for ti, turn in enumerate(conv.turns):
+                task = turn.task
+                if task is not None and task.deferred and task.id not in ran:
+                    message = (
+                        f"deferred task {task.id!r} never runs; add a later user turn of its "
+                        f"asker with 'run: {task.id}' (a deferred task is decided where it runs)"
+                    )
+                    loc = ("conversations", ci, "turns", ti, "task")
+                    found.append((loc, problem(message, at="key", pos_of=("deferred",))))
+        _fail(found)
+        return self
 
     @field_validator("principal")
     @classmethod
@@ -844,18 +1395,29 @@ class TrajectoryDoc(Part):
                     values=dict(p.values),
                     default_scope=p.default_scope,
                     template=p.template,
+                    consequential=p.consequential,
+                    core=p.core,
                 )
                 for pid, p in s.predicates.items()
             },
+            permissions={pid: Permission(pid, p.owner) for pid, p in s.permissions.items()},
         )
+        built: dict[str, Turn] = {}  # world-a turns so far, for redeliveries
+        conversations = []
+        for c in self.conversations:
+            turns = []
+            for t in c.turns:
+                turn = _turn(t, t.id, c.date)
+                if t.redelivers is not None:
+                    turn = _redelivery(turn, built[t.redelivers])
+                built[turn.id] = turn
+                turns.append(turn)
+            conversations.append(Conversation(c.id, c.date, tuple(turns)))
         return Trajectory(
             id=self.id,
             principal=self.principal,
             schema=schema,
-            conversations=tuple(
-                Conversation(c.id, c.date, tuple(_turn(t, t.id, c.date) for t in c.turns))
-                for c in self.conversations
-            ),
+            conversations=tuple(conversations),
             probes=tuple(
                 Probe(
                     p.id,
@@ -867,23 +1429,39 @@ class TrajectoryDoc(Part):
                     p.scope,
                     p.gold,
                     Conflict(p.conflict.text, p.conflict.value) if p.conflict else None,
+                    p.asker,
                 )
                 for p in self.probes
             ),
             title=self.title,
             source_path=source_path,
             sha256=sha256,
+            principals=self.principals or (),
+            compactions=tuple(Compaction(c.after, c.entity, c.scope) for c in self.compactions),
         )
 
 
 def _turn(doc: TurnDoc | InsertTurnDoc, tid: str, date: dt.date) -> Turn:
     events = tuple(
         Event(
-            f"{tid}#{i}", e.op, e.entity, e.predicate, e.scope, e.value, e.valid_from, e.valid_until
+            f"{tid}#{i}",
+            e.op,
+            e.entity or "",
+            e.predicate or "",
+            e.scope,
+            e.value,
+            e.valid_from,
+            e.valid_until,
+            e.with_,
+            e.permission,
+            e.to,
+            e.task,
         )
         for i, e in enumerate(doc.events, 1)
     )
-    q = doc.query if isinstance(doc, TurnDoc) else None
+    if not isinstance(doc, TurnDoc):
+        return Turn(tid, doc.role, doc.text, doc.source, events)
+    q = doc.query
     query = None
     if q is not None:
         insert = None
@@ -892,7 +1470,44 @@ def _turn(doc: TurnDoc | InsertTurnDoc, tid: str, date: dt.date) -> Turn:
         query = Query(
             q.id, q.family, q.entity, q.predicate, q.scope, q.as_of or date, q.gold, insert
         )
-    return Turn(tid, doc.role, doc.text, doc.source, events, query)
+    task = None
+    if doc.task is not None:
+        k = doc.task
+        task = Task(
+            id=k.id,
+            action=k.action,
+            needs=tuple(Slot(n.entity, n.predicate, n.scope) for n in k.needs),
+            expect=k.expect,
+            permission=k.permission,
+            deferred=k.deferred,
+            handle=k.handle or f"h-{k.id}",
+            reasons=k.reasons,
+            args=k.args,
+        )
+    return Turn(
+        tid,
+        doc.role,
+        doc.text,
+        doc.source,
+        events,
+        query,
+        speaker=doc.speaker,
+        task=task,
+        run=doc.run,
+        redelivers=doc.redelivers,
+        restart=doc.restart,
+    )
+
+
+def _redelivery(turn: Turn, original: Turn) -> Turn:
+    """A redelivery carries its original's speaker, events (ids included), task and run."""
+    return replace(
+        turn,
+        speaker=original.speaker,
+        events=original.events,
+        task=original.task,
+        run=original.run,
+    )
 
 
 def parse(data: Any) -> TrajectoryDoc:

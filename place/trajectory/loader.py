@@ -58,7 +58,14 @@ SUFFIXES = (".yaml", ".yml", ".json")
 # Fields named on their own rather than as "'key' of <part>".
 _BARE = {"principal": "principal", "default_scope": "default_scope", "value": "value"}
 _ITEMS = {"conversations": "conversation", "turns": "turn", "probes": "probe"}
-_DECLARED = {"entities": "entity", "scopes": "scope", "predicates": "predicate"}
+_DECLARED = {
+    "entities": "entity",
+    "scopes": "scope",
+    "predicates": "predicate",
+    "permissions": "permission",
+}
+_NAMED_PARTS = ("query", "task")
+"""Parts of a turn shown by their id in locations (`turn c1-04 > task t1`)."""
 _ABSENT = object()
 
 
@@ -263,11 +270,11 @@ class _Explainer:
                 parts[-1] = f"{_DECLARED[prev]} {part if key is _ABSENT else key}"
             elif (
                 loc[i - 2 : i] == ("turns", prev)
-                and part == "query"
+                and part in _NAMED_PARTS
                 and named
                 and not (at == "key" and i == len(loc) - 1)
             ):
-                parts.append(f"query {ident}")
+                parts.append(f"{part} {ident}")
             else:
                 parts.append(str(part if key is _ABSENT else key))
             node = child
@@ -382,6 +389,8 @@ class _Explainer:
             if key == "format":
                 return f"format is {got}; the only supported format is '{FORMAT}'"
             return f"'{key}' of {noun} is {got}; allowed: {', '.join(get_args(tp))}"
+        if tp is bool:
+            return f"'{key}' of {noun} must be true or false; got {got}"
         if tp is dt.date:
             if isinstance(value, str) and DATE.fullmatch(value):
                 return f"{key} {value!r} is not a real calendar date"
@@ -432,8 +441,9 @@ class _Explainer:
         for ci, conv in enumerate(data["conversations"]):
             for ti, turn in enumerate(conv["turns"]):
                 note("turn", ("conversations", ci, "turns", ti), turn)
-                if "query" in turn:
-                    note("query", ("conversations", ci, "turns", ti, "query"), turn["query"])
+                for part in _NAMED_PARTS:
+                    if part in turn:
+                        note(part, ("conversations", ci, "turns", ti, part), turn[part])
         for pi, probe in enumerate(data.get("probes", [])):
             note("probe", ("probes", pi), probe)
         return found
@@ -441,7 +451,7 @@ class _Explainer:
     def locate(self, problem: Problem) -> Problem:
         if "(line " in problem.location:
             return problem
-        found = re.findall(r"\b(turn|query|probe) ([^\s>()]+)", problem.location)
+        found = re.findall(r"\b(turn|query|task|probe) ([^\s>()]+)", problem.location)
         for kind, ident in reversed(found):
             pos = self._id_positions.get(f"{kind} {ident}")
             if pos:

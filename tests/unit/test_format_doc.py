@@ -16,17 +16,21 @@ import pytest
 from pydantic import BaseModel
 
 from place.trajectory.document import (
+    CompactionDoc,
     ConflictDoc,
     ConversationDoc,
     EntityDoc,
     EventDoc,
     InsertTurnDoc,
+    NeedDoc,
     PairDoc,
+    PermissionDoc,
     PredicateDoc,
     ProbeDoc,
     QueryDoc,
     SchemaDoc,
     ScopeDoc,
+    TaskDoc,
     TrajectoryDoc,
     TurnDoc,
     format_keys,
@@ -48,6 +52,10 @@ TABLES: dict[str, type[BaseModel]] = {
     "inserted turn key": InsertTurnDoc,
     "probe key": ProbeDoc,
     "conflict key": ConflictDoc,
+    "permission key": PermissionDoc,
+    "task key": TaskDoc,
+    "need key": NeedDoc,
+    "compaction key": CompactionDoc,
 }
 
 

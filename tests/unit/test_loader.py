@@ -19,11 +19,12 @@ import pytest
 from place.errors import InputError, Problem
 from place.reference.validate import load_trajectory
 from place.trajectory.loader import load_structure
-from place.trajectory.model import Conflict, Event, Trajectory
+from place.trajectory.model import Compaction, Conflict, Event, Permission, Slot, Task, Trajectory
 
 DATA = Path(__file__).parents[1] / "data"
 GOOD = DATA / "good" / "minimal.yaml"
 GOOD_JSON = DATA / "good" / "minimal.json"
+GOVERNANCE = DATA / "good" / "governance.yaml"
 BAD = DATA / "bad"
 
 # file -> (substring of the problem's location, substring of its message).
@@ -114,6 +115,135 @@ STRUCTURAL: dict[str, tuple[str, str]] = {
     "json_syntax.json": ("line 3, column 3", "JSON syntax error"),
     "json_unknown_key.json": ("conversation s1 > turn s1-02", "unknown key 'evnts' in turn"),
     "json_duplicate_key.json": ("top level", "duplicate key 'principal'"),
+    # docs/method.md §11 (AOEP's governance half), derived from good/governance.yaml.
+    "gov_principals_not_entity.yaml": ("principals[3] (line 9", "'sam' is not an entity"),
+    "gov_principals_without_principal.yaml": (
+        "principals (line 9",
+        "principals must include the principal 'nora'",
+    ),
+    "gov_permission_owner_not_principal.yaml": (
+        "schema > permission joint_account > owner (line 44",
+        "owner 'bank' is not a principal; principals: 'nora', 'theo', 'ivy'",
+    ),
+    "gov_flag_not_bool.yaml": (
+        "predicate electricity_bill > consequential (line 25",
+        "must be true or false; got the number 1",
+    ),
+    "gov_speaker_not_principal.yaml": (
+        "turn c2-03 > speaker (line 84",
+        "speaker 'kim' is not a principal",
+    ),
+    "gov_speaker_on_assistant.yaml": (
+        "turn c1-03b > speaker (line 66",
+        "'speaker' is allowed on user and tool turns only",
+    ),
+    "gov_share_with_speaker.yaml": (
+        "turn c2-01 > events[1] > with (line 76",
+        "a slot is shared with another principal",
+    ),
+    "gov_share_without_with.yaml": (
+        "turn c2-01 > events[1] (line 76",
+        "a 'share' event must have 'with'",
+    ),
+    "gov_grant_by_non_owner.yaml": (
+        "turn c2-02 > events[0] (line 82",
+        "issued by its owner 'nora'; this turn's speaker is 'ivy'",
+    ),
+    "gov_revoke_by_non_owner.yaml": (
+        "turn c2-04 > events[0] (line 98",
+        "a 'revoke' of permission 'joint_account' is issued by its owner 'nora'",
+    ),
+    "gov_grant_to_owner.yaml": ("turn c2-02 > events[0] > to (line 81", "always holds it"),
+    "gov_grant_unknown_permission.yaml": (
+        "turn c2-02 > events[0] > permission (line 81",
+        "unknown permission 'savings'; declared permissions: 'joint_account'",
+    ),
+    "gov_grant_with_entity.yaml": (
+        "turn c2-02 > events[0] > entity (line 81",
+        "'entity' is not a key of a 'grant' event; a 'grant' event has keys: op, permission, to",
+    ),
+    "gov_task_unknown_permission.yaml": (
+        "turn c2-05 > task t2 > permission (line 106",
+        "unknown permission 'savings'",
+    ),
+    "gov_task_duplicate_id.yaml": ("turn c2-05 > task t1 > id (line 103", "duplicate task id"),
+    "gov_task_duplicate_handle.yaml": (
+        "turn c2-06 > task t3 > handle (line 119",
+        "handle 'h-t1' is already the handle of another task",
+    ),
+    "gov_task_args_per_need.yaml": (
+        "task t1 > args (line 92",
+        "args has 2 list(s) of values for 1 need(s)",
+    ),
+    "gov_task_on_tool_turn.yaml": (
+        "turn c4-01 > task (line 179",
+        "tasks are allowed on user turns only; this turn's role is tool",
+    ),
+    "gov_task_and_run.yaml": (
+        "turn c3-02 (line 135",
+        "at most one of events, query, task and run; this one has task and run",
+    ),
+    "gov_run_unknown_task.yaml": (
+        "turn c3-02 > run (line 135",
+        "run names task 't9', which is not a task of an earlier turn",
+    ),
+    "gov_run_not_deferred.yaml": (
+        "turn c3-02 > run (line 135",
+        "task 't2' is not deferred: it runs at its own turn c2-05",
+    ),
+    "gov_run_by_other_speaker.yaml": (
+        "turn c3-02 > run (line 135",
+        "task 't3' was requested by 'theo'",
+    ),
+    "gov_run_twice.yaml": ("turn c3-02b > run (line 140", "already runs at turn c3-02"),
+    "gov_deferred_never_runs.yaml": (
+        "turn c2-06 > task (line 118",
+        "deferred task 't3' never runs",
+    ),
+    "gov_redelivers_later_turn.yaml": (
+        "turn c1-03 > redelivers (line 62",
+        "turn 'c2-01', which is not an earlier turn",
+    ),
+    "gov_redelivers_tool_turn.yaml": (
+        "turn c4-04 > redelivers (line 201",
+        "a tool turn; only a user turn is delivered again",
+    ),
+    "gov_redelivers_query_turn.yaml": (
+        "turn c4-04 > redelivers (line 201",
+        "turn 'c3-04' carries a query",
+    ),
+    "gov_redelivers_other_text.yaml": (
+        "turn c1-03 > redelivers (line 62",
+        "a redelivery repeats the text of the turn it redelivers exactly",
+    ),
+    "gov_redelivery_with_events.yaml": (
+        "turn c1-03 (line 64",
+        "a redelivery carries nothing of its own",
+    ),
+    "gov_restart_not_bool.yaml": (
+        "turn c1-03 > restart (line 63",
+        "'restart' of turn must be true or false; got 'yes'",
+    ),
+    "gov_rollback_unknown_task.yaml": (
+        "turn c4-05 > events[0] > task (line 207",
+        "rollback names task 't9', which is not a task of an earlier turn",
+    ),
+    "gov_insert_governance_event.yaml": (
+        "query q2 > pair > insert[0] > events[0] > op (line 156",
+        "inserted (pair) turns carry lifecycle events only",
+    ),
+    "gov_insert_with_speaker.yaml": (
+        "query q2 > pair > insert[0] (line 154",
+        "unknown key 'speaker' in inserted turn; allowed keys: role, text, source, events",
+    ),
+    "gov_probe_asker_not_principal.yaml": (
+        "probe p1 > asker (line 215",
+        "asker 'kim' is not a principal",
+    ),
+    "gov_compaction_after_unknown.yaml": (
+        "compactions[0] > after (line 218",
+        "'c9-99', which is not a turn",
+    ),
 }
 
 # Rules that need the replay (place.reference.validate); only checked once the structure
@@ -123,6 +253,44 @@ SEMANTIC: dict[str, tuple[str, str]] = {
     "retract_not_active.yaml": ("turn s2-01", "not active"),
     "forget_never_held.yaml": ("turn s2-02", "never held"),
     "pair_changes_support.yaml": ("query q1", "world b"),
+    # docs/method.md §11: ownership, shares, rollbacks and task decisions need the replay.
+    "gov_share_by_non_owner.yaml": (
+        "turn c2-01b > event c2-01b#1 (line 77",
+        "share of slot (nora, electricity_bill, global) by 'theo', who does not own it",
+    ),
+    "gov_unshare_not_shared.yaml": (
+        "turn c3-08 > event c3-08#2 (line 167",
+        "with 'ivy', who is not among its shares (theo)",
+    ),
+    "gov_retract_by_non_owner.yaml": (
+        "turn c3-03b > event c3-03b#1",
+        "retract of slot (theo, salary, global) by 'nora', who does not own it",
+    ),
+    "gov_rollback_blocked_task.yaml": (
+        "turn c4-05 > event c4-05#1",
+        "rollback of task 't5', which the reference blocks (untrusted)",
+    ),
+    "gov_rollback_before_run.yaml": (
+        "turn c3-00 > event c3-00#1",
+        "rollback of task 't3', which has not run yet",
+    ),
+    "gov_task_undecidable.yaml": (
+        "turn c4-02 > task t5 (line 183",
+        "the task is undecidable: its need(s) (nora, locker_code, global) have no eligible value",
+    ),
+    "gov_task_expect_mismatch.yaml": (
+        "turn c2-05 > task t2 (line 103",
+        "expect 'allow' does not match the decision computed by replay 'block' "
+        "(reasons: stale-epoch)",
+    ),
+    "gov_task_reasons_mismatch.yaml": (
+        "turn c3-05 > task t4",
+        "reasons ['untrusted'] do not match the reasons computed by replay ['out-of-scope']",
+    ),
+    "gov_task_args_mismatch.yaml": (
+        "turn c2-03 > task t1",
+        "args [['140 EUR']] do not match the arguments computed by replay [['120 EUR']]",
+    ),
 }
 
 
@@ -158,8 +326,9 @@ def test_semantic_problem_is_located_and_explained(name: str, expected: tuple[st
 def test_structure_load_leaves_the_replay_rules_to_the_reference_layer(name: str) -> None:
     trajectory, locate = load_structure(BAD / name)
     assert trajectory.source_path == str(BAD / name)
-    located = locate(Problem(str(BAD / name), "turn s1-01", "m"))
-    assert located.location.startswith("turn s1-01 (line ")
+    first = trajectory.conversations[0].turns[0].id
+    located = locate(Problem(str(BAD / name), f"turn {first}", "m"))
+    assert located.location.startswith(f"turn {first} (line ")
 
 
 def test_trajectory_layer_does_not_import_the_reference_layer() -> None:
@@ -276,6 +445,110 @@ def test_json_encoding_loads_to_the_same_model(minimal: Trajectory) -> None:
     assert from_json.probes == minimal.probes
 
 
+# ---------------------------------------------------------------- the §11 constructs
+
+
+@pytest.fixture(scope="module")
+def governance() -> Trajectory:
+    return load_trajectory(GOVERNANCE)
+
+
+def test_minimal_uses_no_governance_construct(minimal: Trajectory) -> None:
+    assert not minimal.governed
+    assert minimal.principals == () and minimal.all_principals() == ("kim",)
+    assert minimal.schema.permissions == {} and minimal.compactions == ()
+    assert all(
+        (t.speaker, t.task, t.run, t.redelivers, t.restart) == (None, None, None, None, False)
+        for _, t in minimal.turns()
+    )
+
+
+def test_governance_top_level_and_schema(governance: Trajectory) -> None:
+    assert governance.governed
+    assert governance.principal == "nora"
+    assert governance.principals == ("nora", "theo", "ivy") == governance.all_principals()
+    assert governance.schema.permissions == {"joint_account": Permission("joint_account", "nora")}
+    bill = governance.schema.predicates["electricity_bill"]
+    assert (bill.consequential, bill.core) == (True, False)
+    salary = governance.schema.predicates["salary"]
+    assert (salary.consequential, salary.core) == (False, True)
+    assert governance.compactions == (Compaction("c3-08", "nora", "global"),)
+    (probe,) = governance.probes
+    assert probe.asker == "theo" and governance.asker_of(probe) == "theo"
+
+
+def test_governance_speakers_and_events(governance: Trajectory) -> None:
+    turns = {t.id: t for _, t in governance.turns()}
+    assert turns["c2-03"].speaker == "theo"
+    assert turns["c2-01"].speaker is None and governance.speaker_of(turns["c2-01"]) == "nora"
+    assert turns["c4-01"].speaker is None and governance.speaker_of(turns["c4-01"]) == "nora"
+    share = turns["c2-01"].events[1]
+    assert (share.op, share.slot, share.with_) == (
+        "share",
+        Slot("nora", "electricity_bill", "global"),
+        "theo",
+    )
+    assert share.has_slot
+    grant = turns["c2-02"].events[0]
+    assert grant == Event(
+        "c2-02#1", "grant", "", "", "global", permission="joint_account", to="theo"
+    )
+    assert not grant.has_slot
+    rollback = turns["c4-05"].events[0]
+    assert (rollback.op, rollback.task) == ("rollback", "t6")
+
+
+def test_governance_tasks(governance: Trajectory) -> None:
+    tasks = {k.id: (t.id, k) for _, t, k in governance.tasks()}
+    assert list(tasks) == ["t1", "t2", "t3", "t4", "t5", "t6"]  # the redelivery of t6 is not one
+    turn_id, t1 = tasks["t1"]
+    assert turn_id == "c2-03"
+    assert t1 == Task(
+        id="t1",
+        action="pay-bill",
+        needs=(Slot("nora", "electricity_bill", "global"),),
+        expect="allow",
+        permission="joint_account",
+        deferred=False,
+        handle="h-t1",  # the default handle
+        reasons=None,
+        args=(("120 EUR",),),
+    )
+    _, t3 = tasks["t3"]
+    assert (t3.deferred, t3.handle, t3.reasons) == (True, "bill-next-week", ("stale-epoch",))
+    assert governance.task("t4").permission is None
+    run = governance.turn("c3-02")
+    assert (run.run, run.task, run.events) == ("t3", None, ())
+
+
+def test_a_redelivery_carries_its_original(governance: Trajectory) -> None:
+    original, again = governance.turn("c1-01"), governance.turn("c1-03")
+    assert (again.redelivers, again.restart) == ("c1-01", True)
+    assert again.text == original.text
+    assert again.events == original.events  # same ids: the idempotency key
+    assert [e.id for e in again.events] == ["c1-01#1"]
+    task_again = governance.turn("c4-04")
+    assert task_again.task == governance.task("t6") and task_again.redelivers == "c4-03"
+    assert governance.turn("c3-01").restart and not governance.turn("c3-02").restart
+
+
+def test_governance_yaml_and_json_load_to_the_same_model(tmp_path: Path) -> None:
+    import yaml
+
+    document = yaml.safe_load(GOVERNANCE.read_text(encoding="utf-8"))
+    path = tmp_path / "governance.json"
+    path.write_text(json.dumps(document, default=str), encoding="utf-8")
+    from_json = load_trajectory(path)
+    from_yaml = load_trajectory(GOVERNANCE)
+    assert from_json.schema == from_yaml.schema
+    assert from_json.conversations == from_yaml.conversations
+    assert from_json.probes == from_yaml.probes
+    assert (from_json.principals, from_json.compactions) == (
+        from_yaml.principals,
+        from_yaml.compactions,
+    )
+
+
 # ---------------------------------------------------------------- files and YAML edge cases
 
 
@@ -353,10 +626,21 @@ def _replaced(document: Any, path: tuple[Any, ...], value: Any) -> Any:
     return copy
 
 
-def test_any_wrong_type_anywhere_is_an_input_error_never_a_crash(tmp_path: Path) -> None:
-    """Swap every node of the good document for a value of another type: the loader must
+def _governance_document() -> Any:
+    import yaml
+
+    return json.loads(
+        json.dumps(yaml.safe_load(GOVERNANCE.read_text(encoding="utf-8")), default=str)
+    )
+
+
+@pytest.mark.parametrize("which", ["minimal", "governance"])
+def test_any_wrong_type_anywhere_is_an_input_error_never_a_crash(
+    tmp_path: Path, which: str
+) -> None:
+    """Swap every node of a good document for a value of another type: the loader must
     either accept it or raise InputError (a traceback would be a loader bug)."""
-    document = json.loads(GOOD_JSON.read_text())
+    document = json.loads(GOOD_JSON.read_text()) if which == "minimal" else _governance_document()
     path = tmp_path / "mutant.json"
     substitutes: list[Any] = [None, 7, "", [], {}]
     for node_path in _json_paths(document):
