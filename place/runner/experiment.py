@@ -245,6 +245,9 @@ class Experiment:
         elif unit.kind == "query":
             if self.sections.primary or self.sections.closed_loop:
                 self._query(unit)
+        elif unit.kind == "task":
+            # `place run` refuses such trajectories before it starts (runner/checks.py).
+            raise NotImplementedError("tasks (docs/method.md §11) are not run yet")
         elif self.sections.utility:
             self._probes(unit.probes, unit.conversation)
 

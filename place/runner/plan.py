@@ -6,6 +6,12 @@ same turns. A step holds at most one event-carrying turn, so the post-update che
 after the step is exactly the one after that turn. Query turns are reads: they form their
 own unit, and the assistant reply that answers them is not written. Probes run after the
 unit that holds their `after` turn.
+
+With the governance constructs of docs/method.md §11: a turn that requests a task or runs a
+deferred one is a read too (a `task` unit; the act gate decides it), a step closes when
+the speaker changes (a step is one speaker's), and a turn with `restart: true` starts a new
+unit whose `restart` flag tells the runner to restart every producer before it. A trajectory
+without these constructs gives exactly the plan it always did.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Literal
 
 from place.trajectory.model import Conversation, Probe, Trajectory, Turn
 
-UnitKind = Literal["step", "query", "probes"]
+UnitKind = Literal["step", "query", "probes", "task"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,8 @@ class Unit:
     probes: tuple[Probe, ...] = ()
     step: int | None = None
     """1-based update-step number (steps only)."""
+    restart: bool = False
+    """Every producer restarts before this unit (its first turn has `restart: true`)."""
 
     @property
     def writes(self) -> bool:
@@ -46,6 +54,8 @@ class _Builder:
     steps: int = 0
     probes_after: dict[str, list[Probe]] = field(default_factory=dict)
     waiting_probes: list[Probe] = field(default_factory=list)
+    restarting: bool = False
+    """A `restart` turn was met: the next unit carries the flag."""
 
     def add(
         self,
@@ -56,7 +66,8 @@ class _Builder:
         probes: tuple[Probe, ...] = (),
         step: int | None = None,
     ) -> None:
-        self.units.append(Unit(len(self.units), kind, conv, turns, probes, step))
+        restart, self.restarting = self.restarting, False
+        self.units.append(Unit(len(self.units), kind, conv, turns, probes, step, restart))
 
     def flush(self, conv: Conversation) -> None:
         if self.pending:
@@ -70,15 +81,22 @@ class _Builder:
             self.add("probes", conv, probes=tuple(self.waiting_probes))
             self.waiting_probes = []
 
+    def speaker(self, turn: Turn) -> str:
+        return self.trajectory.speaker_of(turn)
+
     def build(self) -> list[Unit]:
         for probe in self.trajectory.probes:
             self.probes_after.setdefault(probe.after, []).append(probe)
         for conv in self.trajectory.conversations:
             answering_query = False
             for turn in conv.turns:
-                if turn.query is not None:
+                if turn.restart:
+                    # Everything before the turn is written first; the restart comes between.
                     self.flush(conv)
-                    self.add("query", conv, turns=(turn,))
+                    self.restarting = True
+                if turn.query is not None or turn.task is not None or turn.run is not None:
+                    self.flush(conv)
+                    self.add("query" if turn.query is not None else "task", conv, turns=(turn,))
                     answering_query = True
                 elif turn.role == "assistant":
                     if not answering_query and self.pending:
@@ -91,6 +109,9 @@ class _Builder:
                         any(t.events for t in self.pending)
                         or bool(self.pending and self.pending[-1].role == "assistant")
                         or bool(self.waiting_probes)
+                        or bool(
+                            self.pending and self.speaker(self.pending[-1]) != self.speaker(turn)
+                        )
                     )
                     if closed:
                         self.flush(conv)

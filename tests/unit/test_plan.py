@@ -109,3 +109,28 @@ def test_every_event_turn_and_query_of_the_smoke_trajectory_is_planned_once() ->
         t.id for _, t, _ in traj.queries()
     ]
     assert sorted(p.id for u in units for p in u.probes) == sorted(p.id for p in traj.probes)
+
+
+def test_governance_turns_make_task_units_restart_flags_and_speaker_steps() -> None:
+    """docs/method.md §11: task and run turns are reads (their own `task` unit), a restart
+    turn's unit carries the flag, and a step is one speaker's."""
+    from pathlib import Path
+
+    from place.reference.validate import load_trajectory
+
+    traj = load_trajectory(Path(__file__).parents[1] / "data" / "good" / "governance.yaml")
+    units = build_plan(traj)
+    task_turns = {t.id for u in units if u.kind == "task" for t in u.turns}
+    assert task_turns == {
+        t.id for _c, t in traj.turns() if t.task is not None or t.run is not None
+    }
+    restarted = [u for u in units if u.restart]
+    assert [u.turns[0].id for u in restarted] == [
+        t.id for _c, t in traj.turns() if t.restart
+    ]
+    for u in units:
+        if u.kind == "step":
+            said = {traj.speaker_of(t) for t in u.turns if t.role != "assistant"}
+            assert len(said) == 1, (u.index, [t.id for t in u.turns])
+        if u.kind == "task":
+            assert not u.writes
