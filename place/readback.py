@@ -33,6 +33,32 @@ LIFECYCLE_KEYS: tuple[str, ...] = (
     "valid_from",
     "valid_until",
 )
+OWNER = "owner"
+"""Lifecycle key of a certified record (method.md §11): the principal who owns it (the
+speaker of the event that made it). Absent: the principal."""
+VISIBLE_TO = "visible_to"
+"""Lifecycle key of a certified record (method.md §11): the principals who see it, sorted
+(its owner and those its slot is shared with). Absent: the principal alone."""
+VISIBILITY_KEYS: tuple[str, ...] = (OWNER, VISIBLE_TO)
+"""Kept apart from `LIFECYCLE_KEYS` (what the run records copy of an exposed record), so
+that adding them moved no record of a trajectory with one principal, where they are absent."""
+
+
+def record_owner(metadata: Mapping[str, Any], principal: str) -> str:
+    """A certified record's owner: its `owner`, else the principal."""
+    owner = metadata.get(OWNER)
+    return str(owner) if owner else principal
+
+
+def record_visible_to(metadata: Mapping[str, Any], principal: str) -> tuple[str, ...]:
+    """A certified record's `visible_to` (sorted), else the principal alone."""
+    raw = metadata.get(VISIBLE_TO)
+    if not raw:
+        return (principal,)
+    names = [raw] if isinstance(raw, str) else list(raw)
+    return tuple(sorted({str(n) for n in names}))
+
+
 class StoredRecord(Protocol):
     """What β needs from a physical record: its text and its metadata."""
 
@@ -55,6 +81,11 @@ class ReadFact:
     valid_until: dt.date | None
     certified: bool
     """True when read from lifecycle metadata, False when read from text."""
+    owner: str | None = None
+    """Certified: the record's `owner` (absent: the principal). Plain: None."""
+    visible_to: tuple[str, ...] | None = None
+    """Certified: the record's `visible_to` (absent: the principal alone). Plain: None (E's
+    reading of plain records, visible to their speaker, is method.md §11's, not β's)."""
 
     @property
     def fact(self) -> Fact:
@@ -85,6 +116,7 @@ class Readback:
         if is_certified(meta):
             status = str(meta.get("status"))
             until = _date(meta.get("valid_until"))
+            principal = self.lexicon.principal
             fact = ReadFact(
                 str(meta["entity"]),
                 str(meta["predicate"]),
@@ -94,6 +126,8 @@ class Readback:
                 _date(meta.get("valid_from")),
                 until,
                 True,
+                record_owner(meta, principal),
+                record_visible_to(meta, principal),
             )
             return ((fact, status == "active" and not expired(until, day)),)
         # Plain text: QASC cannot know better than "active, open window".

@@ -5,7 +5,8 @@ flags) before anything imports mem0.
 
 Modules: ``item`` (what a read returns, the read-only store protocol), ``store`` (one
 store), ``view`` (its read-only view), ``backend`` (opens stores over shared resources),
-``filters`` (principal filters), ``scan`` (everything stored), ``ids`` (record ids),
+``filters`` (principal filters), ``scan`` (everything stored), ``tables`` (side tables
+beside a store: the ledger L), ``ids`` (record ids),
 ``config`` (Mem0 config, shared Qdrant client), ``unit_vectors`` (embeddings),
 ``mem0_compat`` (every reach into Mem0/qdrant-client internals, and the version check).
 """
@@ -15,6 +16,7 @@ from place.memory.backend import Backend
 from place.memory.item import ReadOnlyStore, StoredItem
 from place.memory.scan import HistoryRow, PointRecord, StoreScan
 from place.memory.store import METADATA_EVENT, MemoryStore
+from place.memory.tables import SideRow, SideTables
 from place.memory.view import read_only_view
 from place.timing import PhaseTimer
 
@@ -26,6 +28,8 @@ __all__ = [
     "PhaseTimer",
     "PointRecord",
     "ReadOnlyStore",
+    "SideRow",
+    "SideTables",
     "StoreScan",
     "StoredItem",
     "read_only_view",

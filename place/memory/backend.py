@@ -25,6 +25,7 @@ from place.memory.config import (
     release_qdrant_client,
 )
 from place.memory.store import MemoryStore
+from place.memory.tables import side_tables_path
 from place.memory.unit_vectors import FixedUnitEmbedder
 from place.timing import PhaseTimer
 
@@ -52,7 +53,8 @@ class Backend:
     """Opens stores of one run; all share one Qdrant client and one embedder.
 
     ``run_dir/qdrant`` holds the local-mode Qdrant folder unless ``qdrant_url`` names a
-    server; ``run_dir/history/<name>.db`` holds each store's Mem0 history.
+    server; ``run_dir/history/<name>.db`` holds each store's Mem0 history and
+    ``run_dir/side_tables/<name>.db`` its side tables (the ledger L), in both modes.
     """
 
     def __init__(
@@ -128,11 +130,17 @@ class Backend:
             return store
 
     def exists(self, name: str) -> bool:
-        """Whether a collection or a history DB named ``name`` exists."""
+        """Whether a collection, a history DB or a side-table file named ``name`` exists."""
         return (
             bool(self._qdrant.collection_exists(name))
             or history_db_path(self.run_dir, name).exists()
+            or self.side_tables_path(name).exists()
         )
+
+    def side_tables_path(self, name: str) -> Path:
+        """Where store ``name`` keeps its side tables (a local file in both modes: a Qdrant
+        server holds no side table)."""
+        return side_tables_path(self.run_dir, check_store_name(name))
 
     def close(self) -> None:
         """Close every open store and release the Qdrant client."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from place.memory.scan import StoreScan
+from place.memory.tables import SideRow
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,8 @@ class ReadOnlyStore(Protocol):
 class WritableStore(ReadOnlyStore, Protocol):
     """What a write producer may do with its row's store: everything a reader may, plus the
     ways of writing (the Native agent's LLM-driven add, raw messages, one record, a metadata
-    change, Mem0's own UPDATE and DELETE of one record) and physical removal. Producers are
+    change, Mem0's own UPDATE and DELETE of one record), physical removal, and the rows of its
+    side tables (the ledger L). Producers are
     typed against it, as read policies are against `ReadOnlyStore`; the narrow roles
     (`DialogueStore` for the Native agent, `CertifiedStore` for the certifier) are subsets
     of it."""
@@ -116,6 +118,23 @@ class WritableStore(ReadOnlyStore, Protocol):
 
     def remove(self, memory_ids: Sequence[str], *, missing_ok: bool = False) -> None:
         """Physically remove records and every trace of them."""
+        ...
+
+    def add_side_row(self, table: str, metadata: Mapping[str, Any]) -> str:
+        """A row of a side table beside the store (the ledger L): its own id, JSON metadata,
+        no vector, no Mem0 history (`place.memory.tables`)."""
+        ...
+
+    def update_side_row(self, table: str, row_id: str, changes: Mapping[str, Any]) -> None:
+        """Rewrite keys of one side row's metadata in place."""
+        ...
+
+    def delete_side_rows(self, table: str, row_ids: Sequence[str]) -> None:
+        """Physically delete side rows."""
+        ...
+
+    def side_rows(self, table: str) -> tuple[SideRow, ...]:
+        """The rows of one side table, in the order written."""
         ...
 
 

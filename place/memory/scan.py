@@ -1,8 +1,10 @@
-"""Everything physically stored for one principal: Qdrant points and Mem0 history rows.
+"""Everything physically stored for one principal: Qdrant points, Mem0 history rows and the
+store's side-table rows.
 
-This is X_t of the method (§2). The scan is read straight from Qdrant (scroll) and from the
-sqlite ``history`` table, not through Mem0's read API, so nothing is hidden by Mem0's
-formatting (e.g. ``get_all``'s default limit of 100).
+The points and history are X_t of the method (§2); the side tables (the ledger L, method.md
+§11) lie beside them (`place.memory.tables`). The scan is read straight from Qdrant (scroll),
+from the sqlite ``history`` table and from the side-table file, not through Mem0's read API,
+so nothing is hidden by Mem0's formatting (e.g. ``get_all``'s default limit of 100).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from place.memory.config import MEM0_CORE_KEYS
+from place.memory.tables import SideRow
 
 _HISTORY_COLUMNS: tuple[str, ...] = (
     "id",
@@ -57,10 +60,12 @@ class HistoryRow:
 
 @dataclass(frozen=True)
 class StoreScan:
-    """Snapshot of a store: all points of the principal and all history rows."""
+    """Snapshot of a store: all points of the principal, all history rows, and every row of
+    its side tables (in the order written)."""
 
     points: tuple[PointRecord, ...] = ()
     history: tuple[HistoryRow, ...] = ()
+    tables: tuple[SideRow, ...] = ()
     _by_id: dict[str, PointRecord] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -78,8 +83,13 @@ class StoreScan:
         """History rows of one memory id, in table order."""
         return [row for row in self.history if row.memory_id == memory_id]
 
+    def table(self, name: str) -> tuple[SideRow, ...]:
+        """The rows of one side table, in the order written."""
+        return tuple(row for row in self.tables if row.table == name)
+
     def texts(self) -> list[str]:
-        """Every string found in payloads (recursively) and in history rows.
+        """Every string found in payloads (recursively), in history rows and in side-table
+        metadata (recursively).
 
         Used for deletion-residue checks: a forgotten value must not occur in any of them.
         """
@@ -92,12 +102,20 @@ class StoreScan:
                 for s in (row.old_memory, row.new_memory, row.actor_id, row.role)
                 if isinstance(s, str)
             )
+        for side in self.tables:
+            out.extend(_strings(side.metadata))
         return out
 
     def contains(self, needle: str) -> bool:
         """Whether ``needle`` occurs (case-insensitively) in any stored string."""
         low = needle.casefold()
         return any(low in s.casefold() for s in self.texts())
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in `value`, recursively: mapping keys and values, list items, and the
+    text of any other scalar."""
+    return _strings(value)
 
 
 def _strings(value: Any) -> Iterator[str]:

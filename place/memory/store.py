@@ -20,6 +20,7 @@ from place.memory.config import MEM0_CORE_KEYS, check_store_name
 from place.memory.filters import principal_filter, user_condition
 from place.memory.item import StoredItem
 from place.memory.scan import StoreScan, point_record, scan_history, scan_points
+from place.memory.tables import SideRow, SideTables
 from place.timing import PhaseTimer
 
 
@@ -37,6 +38,8 @@ class StoreHost(Protocol):
     def note_mem0_errors(self, n: int) -> None: ...
 
     def local_collection_sqlite(self, name: str) -> sqlite3.Connection | None: ...
+
+    def side_tables_path(self, name: str) -> Path: ...
 
     def exists(self, name: str) -> bool: ...
 
@@ -72,6 +75,8 @@ class MemoryStore:
             backend.id_seed,
             name,
         )
+        # The ledger L and other side tables: beside the store, outside Mem0 (tables.py).
+        self._tables = SideTables(backend.side_tables_path(name))
         #: mem0 log messages (WARNING and above) of the last :meth:`add_dialogue` call.
         self.last_add_errors: tuple[str, ...] = ()
         #: Raw LLM outputs of the last :meth:`add_dialogue` call (fact extraction first,
@@ -109,14 +114,15 @@ class MemoryStore:
         return Path(self._memory.config.history_db_path)
 
     def files(self) -> list[Path]:
-        """Files holding this store on disk (history DB; local-mode collection storage)."""
+        """Files holding this store on disk (history DB; local-mode collection storage; the
+        side-table file once a side row was written)."""
         paths = [self.history_path]
         local = self._backend.local_path
         if local is not None:
             coll = local / "collection" / self._name
             if coll.exists():
                 paths.extend(p for p in coll.rglob("*") if p.is_file())
-        return paths
+        return paths + self._tables.files()
 
     # -- writes --------------------------------------------------------------------------
 
@@ -289,6 +295,33 @@ class MemoryStore:
                 # The WAL still holds the old pages; fold it in and empty it.
                 local.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    # -- side tables (place.memory.tables) -------------------------------------------------
+
+    def add_side_row(self, table: str, metadata: Mapping[str, Any]) -> str:
+        """Add a row to side table `table` (the ledger L: ``"ledger"``); its own id. No
+        vector, no Mem0 history row, no draw from the record-id sequence."""
+        self._check_open()
+        with self._backend.timer.phase("store"):
+            return self._tables.append(table, metadata)
+
+    def update_side_row(self, table: str, row_id: str, changes: Mapping[str, Any]) -> None:
+        """Rewrite keys of one side row's metadata in place."""
+        self._check_open()
+        with self._backend.timer.phase("store"):
+            self._tables.update(table, row_id, changes)
+
+    def delete_side_rows(self, table: str, row_ids: Sequence[str]) -> None:
+        """Physically delete side rows (secure_delete and VACUUM, as `remove` does)."""
+        self._check_open()
+        with self._backend.timer.phase("store"):
+            self._tables.delete(table, row_ids)
+
+    def side_rows(self, table: str) -> tuple[SideRow, ...]:
+        """The rows of one side table, in the order written (empty without any)."""
+        self._check_open()
+        with self._backend.timer.phase("store"):
+            return self._tables.rows(table)
+
     # -- reads ---------------------------------------------------------------------------
 
     def search(self, query: str, limit: int, payload_filter: Any | None = None) -> list[StoredItem]:
@@ -364,22 +397,25 @@ class MemoryStore:
         return int(self.qdrant_client.count(self._name, count_filter=flt, exact=True).count)
 
     def scan(self) -> StoreScan:
-        """Everything physically stored for the principal: points and history rows."""
+        """Everything physically stored for the principal: points, history rows and the rows
+        of the store's side tables."""
         self._check_open()
         with self._backend.timer.phase("store"):
             points = scan_points(self.qdrant_client, self._name, self._principal)
             with mem0_compat.locked_history(self._memory) as conn:
                 history = scan_history(conn)
-        return StoreScan(points=tuple(points), history=tuple(history))
+            tables = self._tables.rows()
+        return StoreScan(points=tuple(points), history=tuple(history), tables=tables)
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def clone(self, name: str) -> MemoryStore:
-        """An independent copy under ``name``: same points (with vectors) and history.
+        """An independent copy under ``name``: same points (with vectors), history and side
+        tables.
 
         Nothing is recomputed (no producer, no embedding): points are scrolled with their
-        vectors into a new collection of the same client, and the history DB is copied
-        with sqlite's backup API.
+        vectors into a new collection of the same client, and the history DB and the
+        side-table file are copied with sqlite's backup API.
         """
         self._check_open()
         check_store_name(name)
@@ -409,15 +445,18 @@ class MemoryStore:
                 break
         with self._backend.timer.phase("store"):
             mem0_compat.copy_history(self._memory, twin.memory)
+            self._tables.copy_to(twin._tables)
         return twin
 
     def drop(self) -> None:
-        """Delete this store: its collection and its history DB file. Used for clones."""
+        """Delete this store: its collection, its history DB file and its side-table file.
+        Used for clones."""
         path = self.history_path
         self.close()
         self._backend.drop_collection(self._name)
         for suffix in ("", "-journal", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+        self._tables.unlink()
 
     def close(self) -> None:
         """Release the history DB connection; the collection stays in Qdrant."""
@@ -425,6 +464,7 @@ class MemoryStore:
             return
         self._closed = True
         self._memory.close()
+        self._tables.close()
         self._backend.forget(self._name)
 
     # -- internals -----------------------------------------------------------------------

@@ -1,14 +1,22 @@
 """Deletion residue (beyond the paper): after each `forget`, and at the end of the run, every
-stored string (Qdrant payloads, Mem0 history) is read for a forgotten value of the slot."""
+stored string (Qdrant payloads, Mem0 history, the store's side tables such as the ledger L)
+is read for a forgotten value of the slot."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from place.lexicon import Lexicon
+from place.memory.scan import strings
 from place.readback import is_certified
 from place.trajectory.model import Event
+
+SLOT_KEYS = ("entity", "predicate", "scope")
+TEXT_KEYS = ("text",)
+"""Side-row keys that hold free text (the evidence log V's `text`, issue #28): read with the
+lexicon like a plain record. Every other key is structured metadata."""
 
 
 def residue(
@@ -30,7 +38,35 @@ def residue(
         for text in (row.old_memory, row.new_memory):
             if text and names_value(text, event, values, lexicon, principal):
                 hits.append(text)
+    for side in getattr(scan, "tables", ()):
+        if side_row_holds(side.metadata, event, values, lexicon, principal):
+            hits.append(f"{side.id} {json.dumps(dict(side.metadata), sort_keys=True)}")
     return sorted(set(hits))
+
+
+def side_row_holds(
+    metadata: Mapping[str, Any],
+    event: Event,
+    values: Sequence[str],
+    lexicon: Lexicon,
+    principal: str,
+) -> bool:
+    """Whether a side-table row (a ledger row of L, ...) holds a checked value of the slot.
+
+    Side rows are metadata, read by key as certified records are: a row that names the
+    slot (its `entity`, `predicate`, `scope`) holds a value when any string of its metadata
+    is one; free text (`TEXT_KEYS`) is read with the lexicon as a plain record's text. So a
+    deletion row (event id and slot) holds none, and an unredacted conflict or quarantine
+    row of the slot does."""
+    if tuple(metadata.get(k) for k in SLOT_KEYS) == tuple(event.slot):
+        held = strings([v for k, v in metadata.items() if k not in TEXT_KEYS])
+        if set(values) & set(held):
+            return True
+    return any(
+        names_value(text, event, values, lexicon, principal)
+        for key in TEXT_KEYS
+        for text in strings(metadata.get(key))
+    )
 
 
 def names_value(

@@ -1,5 +1,9 @@
 """Resume: row stores are snapshotted before every writing unit and rolled back if a run was
-killed inside one (docs/decisions.md, "Resume")."""
+killed inside one (docs/decisions.md, "Resume").
+
+A snapshot and a rollback are clones (`MemoryStore.clone`), so they copy a store's side
+tables (the ledger L) with its points and history, and dropping a store deletes its
+side-table file too: the ledger is rolled back with the state it describes."""
 
 from __future__ import annotations
 

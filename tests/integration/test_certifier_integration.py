@@ -217,3 +217,41 @@ def test_prompt_injection_in_tool_turns_leaves_css_state_unchanged(backend) -> N
         )
 
     assert final_state(hostile, "css_hostile") == final_state(traj, "css_plain")
+
+
+def test_one_principal_records_keep_their_metadata_and_read_as_the_principals(backend) -> None:
+    """method.md §11's `owner` and `visible_to` are absent on a trajectory with one principal
+    (absent = the principal), so certified records carry exactly the keys they always did;
+    β reads them as the principal's, visible to the principal."""
+    traj = load_trajectory(SMOKE)
+    store = backend.open("css_keys", traj.principal)
+    readback = Readback(Lexicon(traj.schema, traj.principal))
+    certifier = Certifier(store, traj.schema, readback)
+    for conv, turn in traj.turns():
+        for event in turn.events:
+            certifier.apply(event, Provenance(turn.id, conv.id, conv.date, speaker="sam"))
+    keys = {
+        "place_lifecycle",
+        "entity",
+        "predicate",
+        "eligibility_key",
+        "value",
+        "scope",
+        "status",
+        "valid_from_ord",
+        "valid_until_ord",
+        "version",
+        "supersedes",
+        "event_id",
+        "source_turn",
+        "conversation",
+        "recorded_at",
+        "written_on",
+        "speaker",
+        "trust",
+    }
+    day = traj.conversations[-1].date
+    for point in store.scan().points:
+        assert keys <= set(point.metadata) <= keys | {"valid_from", "valid_until"}
+        for fact, _readable in readback.held_facts(point, day):
+            assert (fact.owner, fact.visible_to) == (traj.principal, (traj.principal,))

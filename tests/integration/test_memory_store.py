@@ -25,6 +25,7 @@ from place.memory import (
     Backend,
     MemoryStore,
     ReadOnlyStore,
+    SideRow,
     StoredItem,
     read_only_view,
     telemetry,
@@ -582,3 +583,146 @@ def test_update_text_and_delete_draw_ids_from_the_stores_sequence(
         finally:
             b.close()
     assert rows[0] == rows[1] and [e for _, _, e in rows[0]] == ["ADD", "UPDATE", "DELETE"]
+
+
+# --------------------------------------------------------------------------- side tables
+
+
+def test_side_rows_have_ids_of_their_own_and_no_vectors_or_history(backend: Backend) -> None:
+    """Side-table rows (the ledger L) lie beside the store: Mem0 never sees them, they draw
+    no record id, hold no vector, are never searched, and come back in the order written."""
+    store = backend.open("side", "alice")
+    ids = _facts(store)
+    before = store.scan()
+    position = store._ids.position()
+    assert not backend.side_tables_path("side").exists()  # created at the first side row
+    meta = {"kind": "event", "event_id": "u1#1", "n": 1, "links": ["a", "b"], "held": True}
+    first = store.add_side_row("ledger", {**meta, "none": None})
+    second = store.add_side_row("evidence", {"text": "Alice's favourite colour is blue."})
+    assert (first, second) == ("ledger-1", "evidence-2")
+    assert store._ids.position() == position  # no id drawn from the record sequence
+    after = store.scan()
+    assert (after.points, after.history) == (before.points, before.history)
+    assert store.count() == len(ids)
+    assert after.tables == (
+        SideRow("ledger", first, {**meta, "none": None}),
+        SideRow("evidence", second, {"text": "Alice's favourite colour is blue."}),
+    )
+    assert after.table("ledger") == store.side_rows("ledger") == after.tables[:1]
+    assert after.contains("favourite colour is blue")  # residue checks see side rows
+    assert backend.side_tables_path("side") in store.files()
+    assert read_only_view(store).scan().tables == after.tables
+    # never searched: a search returns the store's records only
+    assert {i.id for i in store.search("favourite colour blue", 10)} <= set(ids)
+    client = backend.qdrant_client
+    assert len(client.scroll("side", limit=50)[0]) == len(ids)
+    # a rewrite keeps the row's id and place
+    store.update_side_row("ledger", first, {"n": 2})
+    assert [r.id for r in store.scan().tables] == [first, second]
+    assert store.side_rows("ledger")[0].metadata["n"] == 2
+    # a deletion is physical: nothing of the row is left in the file
+    store.delete_side_rows("evidence", [second])
+    assert store.side_rows("evidence") == ()
+    assert b"blue" not in backend.side_tables_path("side").read_bytes()
+    with pytest.raises(KeyError):
+        store.delete_side_rows("evidence", [second])
+    with pytest.raises(KeyError):
+        store.update_side_row("ledger", "ledger-99", {"n": 3})
+    with pytest.raises(ValueError, match="side table name"):
+        store.add_side_row("Ledger L", {})
+    assert store.add_side_row("ledger", {}) == "ledger-3"  # numbers are never reused
+
+
+def test_clone_copies_side_tables_and_drop_removes_them(backend: Backend) -> None:
+    original = backend.open("side_orig", "alice")
+    _facts(original)
+    row = original.add_side_row("ledger", {"kind": "event", "event_id": "u1#1"})
+    twin = original.clone("side_orig_twin")
+    assert twin.scan().tables == original.scan().tables
+    # independent, and each continues the same counter
+    assert twin.add_side_row("ledger", {"in": "twin"}) == "ledger-2"
+    first = SideRow("ledger", row, {"kind": "event", "event_id": "u1#1"})
+    assert original.scan().tables == (first,)
+    assert original.add_side_row("ledger", {"in": "original"}) == "ledger-2"
+    assert [r.metadata for r in twin.side_rows("ledger")][1] == {"in": "twin"}
+    path = backend.side_tables_path("side_orig_twin")
+    assert path.exists()
+    twin.drop()
+    assert not path.exists() and not backend.exists("side_orig_twin")
+    # a store without side rows clones to a store without a side-table file
+    bare = backend.open("side_bare", "alice")
+    bare.add_record("Alice lives in Lisbon.", {})
+    copy = bare.clone("side_bare_twin")
+    assert copy.scan().tables == () and not backend.side_tables_path("side_bare_twin").exists()
+    copy.drop()
+
+
+def test_snapshots_take_and_roll_back_side_tables(backend: Backend) -> None:
+    """The pre-unit snapshot copies the side tables and a rolled-back unit restores them."""
+    from place.runner import snapshots
+
+    stores = {"side_row": backend.open("side_row", "alice")}
+    stores["side_row"].add_record("Alice lives in Lisbon.", {})
+    kept = stores["side_row"].add_side_row("ledger", {"step": 1})
+    snapshots.take(backend, stores, "alice")
+    assert backend.open("side_row__pre", "alice").side_rows("ledger") == (
+        SideRow("ledger", kept, {"step": 1}),
+    )
+    # the unit writes, then the run is killed inside it
+    stores["side_row"].add_side_row("ledger", {"step": 2})
+    stores["side_row"].delete_side_rows("ledger", [kept])
+    stores["side_row"].close()
+    reopened = snapshots.open_rows(backend, ["side_row"], "alice", snapshot=3, units_done=3)
+    assert reopened["side_row"].side_rows("ledger") == (SideRow("ledger", kept, {"step": 1}),)
+    assert reopened["side_row"].add_side_row("ledger", {"step": 2}) == "ledger-2"
+
+
+def test_residue_checks_read_side_tables(backend: Backend) -> None:
+    """A forgotten value held by a side row of the slot, or written in its text, is residue;
+    a deletion row (event id and slot) holds none."""
+    from builders import ev, schema
+
+    from place.lexicon import Lexicon
+    from place.runner import residue
+
+    lexicon = Lexicon(schema(), "alex")
+    store = backend.open("side_residue", "alex")
+    forget = ev("u9", 1, "forget", "alex", "hotel")
+    slot = {"entity": "alex", "predicate": "hotel", "scope": "global"}
+    store.add_side_row("ledger", {"kind": "deletion", "event": "u9#1", **slot, "status": "done"})
+    # the same value in another slot's row is not the forgotten fact
+    store.add_side_row("ledger", {"kind": "quarantine", **slot, "scope": "trip", "value": "Lumen"})
+    assert residue.residue(store, forget, ["Lumen", "Avenida"], lexicon, "alex") == []
+    held = store.add_side_row(
+        "ledger", {"kind": "conflict", **slot, "value": "Lumen", "active": ["Avenida"]}
+    )
+    text = store.add_side_row("evidence", {"text": "Alex's hotel is the Avenida."})
+    hits = residue.residue(store, forget, ["Avenida"], lexicon, "alex")
+    assert {h.split(" ", 1)[0] for h in hits} == {held, text}
+    assert residue.residue(store, forget, ["Marriott"], lexicon, "alex") == []
+
+
+@pytest.mark.parametrize("server", [True, False], ids=["server", "local"])
+def test_side_tables_live_in_the_run_directory_in_both_modes(
+    server: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qdrant_client import QdrantClient
+
+    import place.memory.backend as backend_module
+
+    if server:
+        # A real in-memory client stands in for the server; the backend only sees a URL.
+        monkeypatch.setattr(
+            backend_module, "acquire_qdrant_client", lambda *a, **k: QdrantClient(":memory:")
+        )
+        monkeypatch.setattr(backend_module, "release_qdrant_client", lambda c: c.close())
+    url = "http://qdrant.invalid:6333" if server else None
+    with Backend(tmp_path, UNUSED_LLM, _embedder_config(), DIMS, qdrant_url=url) as b:
+        store = b.open("moded", "alice")
+        row = store.add_side_row("ledger", {"kind": "event"})
+        assert b.side_tables_path("moded") == tmp_path / "side_tables" / "moded.db"
+        assert b.side_tables_path("moded").exists()
+        twin = store.clone("moded_twin")
+        assert twin.side_rows("ledger") == (SideRow("ledger", row, {"kind": "event"}),)
+        twin.drop()
+        assert not (tmp_path / "side_tables" / "moded_twin.db").exists()
