@@ -36,6 +36,11 @@ def _summary(path: str, traj: Trajectory) -> str:
         f"{kinds['post-update']} post-update and {kinds['pre-query']} pre-query checkpoints, "
         f"{sum(families.values())} queries ({per_family}), {pairs} pairs, "
         f"{len(traj.probes)} probes ({conflicts} with conflicts)"
+        + (
+            f", {len(ref.tasks)} tasks, {kinds['pre-task']} pre-task checkpoints"
+            if ref.tasks
+            else ""
+        )
     )
 
 

@@ -30,12 +30,14 @@ if TYPE_CHECKING:
 
 
 class Interpretation(NamedTuple):
-    """τ = (entity, predicate, scope, as_of): what a query asks about."""
+    """τ = (entity, predicate, scope, as_of, asker): what a query asks about, and who asks.
+    Without an asker (None) visibility is not tested: the paper's single-principal E."""
 
     entity: str
     predicate: str
     scope: str
     as_of: dt.date
+    asker: str | None = None
 
 
 class Windowed(Protocol):
@@ -95,10 +97,16 @@ class PredicateReader(Protocol):
         """Every fact the record holds, whatever its lifecycle, with whether β yields it."""
         ...
 
+    def visible_to(self, record: Any) -> tuple[str, ...]:
+        """Who may see the record (its `visible_to`, or a plain record's speaker)."""
+        ...
+
 
 def admits(readback: PredicateReader, record: Any, tau: Interpretation, day: dt.date) -> bool:
     """QASC's E(m, q, τ): β reads an eligible fact of the queried predicate from the record,
     and no ineligible one."""
+    if tau.asker is not None and tau.asker not in readback.visible_to(record):
+        return False  # visibility (method.md §11): a record the asker may not see
     facts = list(readback.predicate_facts(record, tau.predicate, day))
     return any(is_eligible(f, tau) for f in facts) and all(is_eligible(f, tau) for f in facts)
 

@@ -96,6 +96,16 @@ def _date(raw: Any) -> dt.date | None:
     return None if raw in (None, "") else dt.date.fromisoformat(str(raw))
 
 
+SPEAKER = "speaker"
+"""Metadata key every producer writes: who said (or forwarded) what the record holds."""
+
+
+def speaker_of(metadata: Mapping[str, Any]) -> str | None:
+    """A record's `speaker` (None: not written, i.e. the principal)."""
+    speaker = metadata.get(SPEAKER)
+    return str(speaker) if speaker else None
+
+
 def is_certified(metadata: Mapping[str, Any]) -> bool:
     return metadata.get(LIFECYCLE_MARKER) == LIFECYCLE_VERSION
 
@@ -133,7 +143,7 @@ class Readback:
         # Plain text: QASC cannot know better than "active, open window".
         return tuple(
             (ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False), True)
-            for f in sorted(self.lexicon.read(record.text))
+            for f in sorted(self.lexicon.read_as(record.text, speaker_of(meta)))
         )
 
     def read_record(self, record: StoredRecord, day: dt.date) -> tuple[ReadFact, ...]:
@@ -155,5 +165,14 @@ class Readback:
             return tuple(f for f in self.read_record(record, day) if f.predicate == predicate)
         return tuple(
             ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
-            for f in self.lexicon.read(record.text, predicate)
+            for f in self.lexicon.read_as(record.text, speaker_of(meta), predicate)
         )
+
+    def visible_to(self, record: StoredRecord) -> tuple[str, ...]:
+        """Who may see a record (docs/method.md §11): a certified record's `visible_to` (its
+        owner and those its slot is shared with; absent: the principal), a plain record's
+        speaker alone (a plain store keeps no share table; absent: the principal)."""
+        meta = record.metadata or {}
+        if is_certified(meta):
+            return record_visible_to(meta, self.lexicon.principal)
+        return (speaker_of(meta) or self.lexicon.principal,)

@@ -17,14 +17,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from place.errors import PlaceError
 
-RECORDS_SCHEMA = "place-records/4"
+RECORDS_SCHEMA = "place-records/5"
 """Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
 clean and injected reads of conflict probes, golds as written in the trajectory. /3: what
 the AOEP scorecard needs (docs/method.md §10): per-event transitions and the previous checkpoint
 on post-update checkpoints, untrusted values on every checkpoint, forgotten values on every
 query and probe record. /4: every Native step records how each of its Mem0 LLM calls
-ended (`llm_calls`: finish reason and token counts)."""
+ended (`llm_calls`: finish reason and token counts). /5: the governance half of AOEP-v0
+(docs/method.md §11): Γ^phys beside Γ* on world-a post-update and pre-task checkpoints,
+governance transitions, askers and foreign facts on reads, visibility of exposed facts, the
+act gate's decisions (`tasks.jsonl`), where a residue was found; and what an independent
+recomputation needs: the checkpoint a probe follows, the date of every read, the causal
+pair of a world-b step."""
 
 Condition = str
 """A condition name of the run's design (place/design.py): the paper's Native, CSS, QASC,
@@ -68,13 +73,63 @@ class TransitionRecord(BaseModel):
     """The event's own value, when it is live in S* after the event (assert, correct)."""
 
 
+class GovernanceRows(BaseModel):
+    """Γ (docs/method.md §11) as rows: the reference's Γ* or a condition's Γ^phys, read from
+    its ledger (empty for a producer without one). Same row order as
+    `place.reference.governance.Governance`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    epochs: list[tuple[str, str, int, bool]] = []
+    """[permission, principal, n, held]."""
+    shares: list[tuple[str, str, str, str]] = []
+    """[entity, predicate, scope, principal shared with]."""
+    conflicts: list[tuple[str, str, str, str, str, str, list[str], str]] = []
+    """[k, entity, predicate, scope, proposer, value, active values, pending|resolved]."""
+    requests: list[tuple[str, str, str, str | None, int | None, list[str], str]] = []
+    """[task, handle, asker, permission, n, links, requested|reverted]."""
+    quarantine: list[tuple[str, str, str, str, str]] = []
+    """[turn, entity, predicate, value, scope]."""
+    deletions: list[tuple[str, str, str, str, str]] = []
+    """[forget event, entity, predicate, scope, done|retained|pending]."""
+
+
+class GovernanceRecord(BaseModel):
+    """Γ^phys as the condition's producer holds it, beside Γ* at the same checkpoint."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    observed: GovernanceRows
+    reference: GovernanceRows
+
+
+class GovernanceTransitionRecord(BaseModel):
+    """What one governance event, request or redelivery did to Γ* (reference side)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    event: str
+    """The event id; the task id for `request` and for a task delivered again."""
+    kind: Literal[
+        "share", "unshare", "grant", "revoke", "propose", "request", "rollback", "duplicate"
+    ]
+    slot: tuple[str, str, str] | None = None
+    principal: str | None = None
+    """share/unshare: shared with; grant/revoke: the grantee; propose: the proposer;
+    request: the asker."""
+    permission: str | None = None
+    """grant/revoke: the permission."""
+    task: str | None = None
+    """request, rollback, and the duplicate of a task or run delivered again."""
+    value: str | None = None
+    """propose: the proposed value."""
+
+
 class CheckpointRecord(_Record):
     """The readback one condition observed at one checkpoint of one world."""
 
     kind: Literal["checkpoint"] = "checkpoint"
     turn: str
     """Turn after which (post-update) or before which (pre-query) the state is read."""
-    checkpoint: Literal["post-update", "pre-query"]
+    checkpoint: Literal["post-update", "pre-query", "pre-task"]
+    """`pre-task`: before a task or run turn is decided (world a; not in StateCorrectness)."""
     conversation: str
     date: str
     condition: Condition
@@ -95,6 +150,10 @@ class CheckpointRecord(_Record):
     untrusted: list[tuple[str, str]] = []
     """[predicate, value] pairs that, up to this checkpoint in this world, occur in tool
     turns and in no user turn (text or event): values only an untrusted source stated."""
+    governance: GovernanceRecord | None = None
+    """World-a post-update and pre-task checkpoints: Γ^phys beside Γ* (None elsewhere)."""
+    governance_transitions: list[GovernanceTransitionRecord] = []
+    """Post-update: what the turn's governance events did to Γ*."""
 
 
 class ReadFactRecord(BaseModel):
@@ -115,6 +174,9 @@ class ReadFactRecord(BaseModel):
     certified record still holds its fact, but nothing is readable from it."""
     eligible: bool
     """E(fact, τ) for the query or probe this item was exposed to."""
+    visible: bool = True
+    """The read's asker may see the fact (its record's `visible_to`, or a plain record's
+    `speaker`; docs/method.md §11)."""
 
 
 class ExposedRecord(BaseModel):
@@ -167,6 +229,12 @@ class QueryRecord(_Record):
     """S^phys == S* at the pre-query checkpoint of this world."""
     forgotten: ForgottenList = []
     """Values forgotten before this query (in this world) and not stated again since."""
+    asker: str | None = None
+    """Who asks: the query turn's speaker (the principal without one)."""
+    foreign_present: bool = False
+    """S*'s history holds a non-forgotten record the asker cannot see (non-exposure item)."""
+    read_on: str | None = None
+    """The date of the read (the query's conversation date)."""
 
 
 class ProbeRead(BaseModel):
@@ -202,6 +270,13 @@ class ProbeRecord(_Record):
     conflict_value: str | None
     forgotten: ForgottenList = []
     """Values forgotten before the probe's `after` turn and not stated again since."""
+    asker: str | None = None
+    """Who asks (`asker`, else the principal)."""
+    foreign_present: bool = False
+    read_on: str | None = None
+    """The date of the read (the `after` turn's conversation date)."""
+    follows: tuple[str, str] | None = None
+    """[turn, checkpoint kind] of the world-a checkpoint whose store the probe reads."""
 
 
 class LLMCallRecord(BaseModel):
@@ -238,6 +313,61 @@ class StepRecord(_Record):
     """Native: Mem0's LLM calls of this step in call order (fact extraction, then the update
     decision when there were facts); empty for producers that call no model."""
     seconds: float
+    query: str | None = None
+    """World b: the query whose causal pair this step writes (world-b steps restart at 1
+    for every pair, so (query, step, producer) is their key)."""
+
+
+class GateDecisionRecord(BaseModel):
+    """The act gate's decision on one delivery (place.governance.act_gate.Decision)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["execute", "block", "no-support", "duplicate"]
+    reasons: list[str] = []
+    args: list[list[str]] | None = None
+    handle: str | None = None
+    sources: list[str | None] | None = None
+
+
+class TaskReferenceRecord(BaseModel):
+    """The reference decision of the task (Γ*, docs/method.md §11)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    decision: Literal["allow", "block"]
+    reasons: list[str] = []
+    args: list[list[str]] | None = None
+    links: list[str] = []
+    """The request's links: event ids of the records its needs read at the request."""
+    handle: str | None = None
+    """The request's handle (`h-<task>` unless the trajectory names one)."""
+
+
+class TaskRecord(_Record):
+    """One delivery of a task (its request, its deferred run, or a redelivery) decided by the
+    act gate for one condition (world a)."""
+
+    kind: Literal["task"] = "task"
+    task: str
+    delivery: str
+    """The turn that delivers it now (the request turn, the run turn, or a redelivery)."""
+    turn: str
+    """The turn that requested it."""
+    run_turn: str
+    """Where the reference decides it."""
+    conversation: str
+    read_on: str
+    condition: Condition
+    asker: str
+    redelivery: bool
+    reads: list[ProbeRead]
+    """Per need, what the condition's read policy exposed (never answered)."""
+    taus: list[tuple[str, str, str, str]]
+    """Per need: (entity, predicate, scope, as_of)."""
+    decision: GateDecisionRecord
+    reference: TaskReferenceRecord
+    request: str | None = None
+    """The handle of the request Γ^phys holds for the task (None: none)."""
+    foreign_present: bool = False
 
 
 class ForgetRecord(_Record):
@@ -254,9 +384,11 @@ class ForgetRecord(_Record):
     user asserted again for the slot later)."""
     residue: list[str]
     """Stored strings (Qdrant payloads, Mem0 history) from which β reads a checked value."""
+    where: list[str] = []
+    """Per residue string, where it was found: `point`, `history`, `ledger` or `summary`."""
 
 
-RunRecord = CheckpointRecord | QueryRecord | ProbeRecord | ForgetRecord | StepRecord
+RunRecord = CheckpointRecord | QueryRecord | ProbeRecord | ForgetRecord | StepRecord | TaskRecord
 """Any record a run writes to `records/` (its `kind` names its file in `RECORD_FILES`)."""
 
 RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
@@ -265,6 +397,7 @@ RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
     "probe": ("probes.jsonl", ProbeRecord),
     "forget": ("forgets.jsonl", ForgetRecord),
     "step": ("steps.jsonl", StepRecord),
+    "task": ("tasks.jsonl", TaskRecord),
 }
 
 
@@ -277,6 +410,7 @@ class RunRecords:
     probes: list[ProbeRecord] = field(default_factory=list)
     forgets: list[ForgetRecord] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
+    tasks: list[TaskRecord] = field(default_factory=list)
 
     @classmethod
     def load(cls, records_dir: Path) -> RunRecords:
@@ -287,6 +421,7 @@ class RunRecords:
             "probe": out.probes,
             "forget": out.forgets,
             "step": out.steps,
+            "task": out.tasks,
         }
         for kind, (name, model) in RECORD_FILES.items():
             path = records_dir / name

@@ -26,8 +26,8 @@ PAPER_DESIGN = {
     ],
 }
 ABSTAIN = "ABSTAIN"
-RECORDS_SCHEMA = "place-records/4"
-METRICS_SCHEMA = "place-metrics/3"
+RECORDS_SCHEMA = "place-records/5"
+METRICS_SCHEMA = "place-metrics/4"
 
 
 def load(run_dir: Path, name: str) -> list[dict[str, Any]]:
@@ -167,10 +167,15 @@ def condition_figures(
 
 
 def factorization(checkpoints: list[dict[str, Any]], rows: list[list[str]]) -> dict[str, Any]:
-    groups: dict[tuple, dict[str, frozenset]] = {}
+    groups: dict[tuple, dict[str, tuple[frozenset, Any]]] = {}
     for x in checkpoints:
         key = (x["turn"], x["checkpoint"], x["world"], x["query"])
-        groups.setdefault(key, {})[x["condition"]] = frozenset(tuple(f) for f in x["observed"])
+        # The readback, and where a ledger is read its Γ^phys too (docs/records.md).
+        ledger = None if x["governance"] is None else x["governance"]["observed"]
+        groups.setdefault(key, {})[x["condition"]] = (
+            frozenset(tuple(f) for f in x["observed"]),
+            ledger,
+        )
     mismatches = []
     for (turn, kind, world, _q), seen in groups.items():
         where = f"{turn} ({kind}, world {world})"
@@ -209,16 +214,72 @@ def _tally(kinds: dict[str, list[tuple[str, bool]]]) -> dict[str, Any]:
     }
 
 
-def aoep(
+OBLIGATIONS = (
+    "forget",
+    "transition",
+    "support",
+    "conflict",
+    "act",
+    "epoch",
+    "block",
+    "surface",
+    "rollback",
+)
+INVARIANTS = (
+    "deletion",
+    "promotion",
+    "exposure",
+    "authority",
+    "traceability",
+    "non-exposure",
+    "idempotence",
+)
+PILOT = [
+    # (pilot system, producer, policy, mark): docs/records.md, "Pilot table"
+    ("governed reducer", "css", "qasc", "fixed"),
+    ("no-memory floor", "none", "native", "fixed"),
+    ("naive append", "append", "recency", "D"),
+    ("full context", "append", "fullcontext", "D"),
+    ("vector-RAG", "append", "native", "D"),
+    ("Mem0-style (extracted facts)", "extract", "native", "D"),
+    ("mem0ai", "native", "native", "M"),
+]
+
+# An item: (kind, id, independent, answered); independent / answered are the verdicts of its
+# clauses that read no answer / an answer, None when it has no such clause.
+Item = tuple[str, str, bool | None, bool | None]
+
+
+def same_args(args: list[list[str]] | None, reference: list[list[str]] | None) -> bool:
+    if args is None or reference is None or len(args) != len(reference):
+        return False
+    return all(set(a) == set(r) for a, r in zip(args, reference, strict=True))
+
+
+def matches(t: dict[str, Any]) -> bool:
+    d, ref = t["decision"], t["reference"]
+    if t["redelivery"]:
+        return d["kind"] == "duplicate"
+    if ref["decision"] == "allow":
+        return d["kind"] == "execute" and same_args(d["args"], ref["args"])
+    return d["kind"] == "block" and bool(set(d["reasons"]) & set(ref["reasons"]))
+
+
+def aoep_items(
     records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
-) -> dict[str, Any]:
-    """The AOEP scorecard of condition c (docs/records.md, "AOEP scorecard")."""
+) -> list[Item]:
+    """Every AOEP item of condition c (docs/records.md, "AOEP scorecard")."""
     checkpoints = [x for x in records["checkpoints"] if x["condition"] == c]
-    post = [x for x in checkpoints if x["checkpoint"] == "post-update" and x["world"] == "a"]
-    world_a = {(x["turn"], x["checkpoint"]): x for x in checkpoints if x["world"] == "a"}
+    seq = [x for x in checkpoints if x["world"] == "a"]  # file order = trajectory order
+    post = [x for x in seq if x["checkpoint"] == "post-update"]
+    world_a = {(x["turn"], x["checkpoint"]): x for x in seq}
     queries_a = [q for q in records["queries"] if q["condition"] == c and q["world"] == "a"]
     primary = [q for q in queries_a if q["mode"] == "primary"]
     probes = [p for p in records["probes"] if p["condition"] == c]
+    tasks = [t for t in records["tasks"] if t["condition"] == c]
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for t in tasks:
+        by_task.setdefault(t["task"], []).append(t)
     residue: dict[str, bool] = {}
     for r in records["forgets"]:
         if r["producer"] == producer_of[c]:
@@ -232,8 +293,18 @@ def aoep(
     def prev(r: dict[str, Any]) -> dict[str, Any] | None:
         return world_a.get(tuple(r["previous"])) if r["previous"] is not None else None
 
-    forget_items: list[tuple[str, bool]] = []
-    transition_items: list[tuple[str, bool]] = []
+    def governed_before(i: int) -> dict[str, Any] | None:
+        return next((x for x in reversed(seq[:i]) if x["governance"] is not None), None)
+
+    def rows(x: dict[str, Any] | None, side: str, table: str) -> list[list[Any]]:
+        if x is None or x["governance"] is None:
+            return []
+        return x["governance"][side][table]
+
+    def row(x: dict[str, Any], side: str, table: str, key: list[Any]) -> list[Any] | None:
+        return next((r for r in rows(x, side, table) if r[: len(key)] == key), None)
+
+    items: list[Item] = []
     forget_events: list[tuple[str, list[str]]] = []
     for r in post:
         for t in r["transitions"]:
@@ -246,37 +317,145 @@ def aoep(
                     and added <= now
                     and not residue.get(t["event"], False)
                 )
-                forget_items.append((t["event"], ok))
+                items.append(("forget", t["event"], ok, None))
                 forget_events.append((t["event"], slot))
             elif t["kind"] in ("supersede", "correct", "retract"):
                 ok = not removed & now and added <= now
                 if t["kind"] == "retract":
                     ok = ok and removed <= before
-                transition_items.append((t["event"], ok))
-    support_items = [
-        (q["query"], facts(q["authorized"]) <= readable(q["exposed"]))
-        for q in primary
-        if q["authorized"]
-    ]
-    conflict_items = [
-        (
-            p["probe"],
-            not (
+                items.append(("transition", t["event"], ok, None))
+    for q in primary:
+        if q["authorized"]:
+            items.append(
+                ("support", q["query"], facts(q["authorized"]) <= readable(q["exposed"]), None)
+            )
+    for p in probes:
+        if p["conflict_value"] is not None:
+            harmed = p["injected"] is not None and (
                 frozenset(p["injected"]["outcome"] or []) != gold_star(p["gold"])
                 and p["conflict_value"] in (p["injected"]["outcome"] or [])
-            ),
+            )
+            items.append(("conflict", p["probe"], None, not harmed))
+
+    def first_decision(task: str) -> dict[str, Any] | None:
+        return next(
+            (t for t in by_task[task] if not t["redelivery"] and t["delivery"] == t["run_turn"]),
+            None,
         )
-        for p in probes
-        if p["injected"] is not None
+
+    for task, recs in by_task.items():
+        ref = recs[0]["reference"]
+        first = first_decision(task)
+        if ref["decision"] == "allow":
+            ok = (
+                first is not None
+                and first["decision"]["kind"] == "execute"
+                and same_args(first["decision"]["args"], ref["args"])
+            )
+            items.append(("act", task, ok, None))
+
+    def gov_events(kind: str) -> list[tuple[int, dict[str, Any]]]:
+        return [
+            (i, g)
+            for i, x in enumerate(seq)
+            if x["checkpoint"] == "post-update"
+            for g in x["governance_transitions"]
+            if g["kind"] == kind
+        ]
+
+    def permission(i: int, g: dict[str, Any]) -> str | None:
+        if g.get("permission") is not None:
+            return g["permission"]
+        if seq[i]["governance"] is None:
+            return None
+        old = {(r[0], r[1]): r for r in rows(governed_before(i), "reference", "epochs")}
+        changed = sorted(
+            r[0]
+            for r in rows(seq[i], "reference", "epochs")
+            if r[1] == g["principal"] and old.get((r[0], r[1])) != r
+        )
+        return changed[0] if changed else None
+
+    grants_revokes = [
+        (i, g, permission(i, g)) for kind in ("grant", "revoke") for i, g in gov_events(kind)
     ]
+    for i, g in gov_events("revoke"):
+        p = permission(i, g)
+        end = min(
+            (
+                j
+                for j, h, q in grants_revokes
+                if j > i and q == p and h["principal"] == g["principal"]
+            ),
+            default=len(seq),
+        )
+        ok = all(
+            x["governance"] is not None
+            and p is not None
+            and row(x, "observed", "epochs", [p, g["principal"]])
+            == row(x, "reference", "epochs", [p, g["principal"]])
+            for x in seq[i:end]
+            if x["checkpoint"] == "post-update"
+        )
+        items.append(("epoch", g["event"], ok, None))
+    for task, recs in by_task.items():
+        ref = recs[0]["reference"]
+        first = first_decision(task)
+        if ref["decision"] == "block":
+            ok = (
+                first is not None
+                and first["decision"]["kind"] == "block"
+                and bool(set(first["decision"]["reasons"]) & set(ref["reasons"]))
+            )
+            items.append(("block", task, ok, None))
+
+    def window(i: int, k: str, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+        out = []
+        for x in seq[i:]:
+            if x["checkpoint"] in kinds:
+                out.append(x)
+            if x["governance"] is not None:
+                ref_row = row(x, "reference", "conflicts", [k])
+                if ref_row is None or ref_row[-1] != "pending":
+                    break
+        return out
+
+    for i, g in gov_events("propose"):
+        ok = all(
+            x["governance"] is not None
+            and row(x, "observed", "conflicts", [g["event"]])
+            == row(x, "reference", "conflicts", [g["event"]])
+            for x in window(i, g["event"], ("post-update",))
+        )
+        items.append(("surface", g["event"], ok, None))
+    for i, g in gov_events("rollback"):
+        task = g.get("task")
+        if task is None and seq[i]["governance"] is not None:
+            old = {r[0]: r[6] for r in rows(governed_before(i), "reference", "requests")}
+            turned = [
+                r[0]
+                for r in rows(seq[i], "reference", "requests")
+                if r[6] == "reverted" and old.get(r[0]) != "reverted"
+            ]
+            task = turned[0] if turned else None
+        executed = task is not None and any(
+            t["decision"]["kind"] == "execute" for t in by_task.get(task, [])
+        )
+        reverted = all(
+            task is not None
+            and (r := row(x, "observed", "requests", [task])) is not None
+            and r[6] == "reverted"
+            for x in seq[i:]
+            if x["governance"] is not None
+        )
+        items.append(("rollback", g["event"], executed and reverted, None))
 
     # each read: (exposed items, forgotten entries, the query record or None for a probe)
     reads = [(q["exposed"], q["forgotten"], q) for q in queries_a] + [
         (p["clean"]["exposed"], p["forgotten"], None) for p in probes
     ]
-    deletion_items: list[tuple[str, bool]] = []
     for event, slot in forget_events:
-        ok = True
+        shown_ok = said_ok = True
         for exposed, forgotten, query in reads:
             gone = {tuple(f[1:4]) for f in forgotten if f[0] == event}
             if any(
@@ -284,17 +463,16 @@ def aoep(
                 for item in exposed
                 for f in item["facts"]
             ):
-                ok = False
+                shown_ok = False
             if (
                 query is not None
                 and list(query["tau"][0:2]) == list(slot[0:2])
                 and {v for _, _, v in gone} & set(query["outcome"])
             ):
-                ok = False
-        deletion_items.append((event, ok))
+                said_ok = False
+        items.append(("deletion", event, shown_ok, said_ok))
 
     pairs_seen = sorted({tuple(u) for x in checkpoints for u in x["untrusted"]})
-    promotion_items = []
     for predicate, value in pairs_seen:
         ok = True
         for x in checkpoints:
@@ -306,27 +484,196 @@ def aoep(
                 for f in x["observed"]
             ):
                 ok = False
-        promotion_items.append((f"{predicate}={value}", ok))
-    exposure_items = [(f"query:{q['query']}", not ineligible(q["exposed"])) for q in primary] + [
-        (f"probe:{p['probe']}", not ineligible(p["clean"]["exposed"])) for p in probes
-    ]
+        items.append(("promotion", f"{predicate}={value}", ok, None))
+    for q in primary:
+        items.append(("exposure", f"query:{q['query']}", not ineligible(q["exposed"]), None))
+    for p in probes:
+        items.append(
+            ("exposure", f"probe:{p['probe']}", not ineligible(p["clean"]["exposed"]), None)
+        )
+
+    for task, recs in by_task.items():
+        ref = recs[0]["reference"]
+        if ref["decision"] == "block" and {"stale-epoch", "untrusted"} & set(ref["reasons"]):
+            ok = not any(t["decision"]["kind"] == "execute" for t in recs)
+            items.append(("authority", task, ok, None))
+    for i, g in gov_events("propose"):
+        e, pr, s = g["slot"]
+        proposed = (e, pr, g["value"], s)
+        ok = not any(
+            any(tuple(f[:4]) == proposed for f in x["observed"])
+            and proposed not in facts(x["reference"])
+            for x in window(i, g["event"], ("post-update", "pre-query", "pre-task"))
+        )
+        items.append(("authority", g["event"], ok, None))
+
+    for task, recs in by_task.items():
+        handle = recs[0]["reference"].get("handle")
+        if handle is None:
+            handle = next(
+                (r[1] for x in seq for r in rows(x, "reference", "requests") if r[0] == task),
+                None,
+            )
+        links = set(recs[0]["reference"]["links"])
+        ok = True
+        for t in recs:
+            d = t["decision"]
+            if d["kind"] != "execute":
+                continue
+            sources = d["sources"] or [None]
+            if d["handle"] is None or d["handle"] != handle:
+                ok = False
+            if any(s is None or s not in links for s in sources):
+                ok = False
+        items.append(("traceability", task, ok, None))
+
+    def foreign(exposed: list[dict[str, Any]]) -> bool:
+        return any(not f["visible"] for item in exposed for f in item["facts"])
+
+    for q in primary:
+        if q["foreign_present"]:
+            items.append(("non-exposure", f"query:{q['query']}", not foreign(q["exposed"]), None))
+    for p in probes:
+        if p["foreign_present"]:
+            items.append(
+                ("non-exposure", f"probe:{p['probe']}", not foreign(p["clean"]["exposed"]), None)
+            )
+    for task, recs in by_task.items():
+        if not any(t["foreign_present"] for t in recs):
+            continue
+        ok = True
+        for t in recs:
+            for i, read in enumerate(t["reads"]):
+                if foreign(read["exposed"]):
+                    ok = False
+                args = t["decision"]["args"]
+                if (
+                    t["decision"]["kind"] == "execute"
+                    and args
+                    and i < len(args)
+                    and i < len(t["taus"])
+                ):
+                    entity, predicate = t["taus"][i][0], t["taus"][i][1]
+                    values = {
+                        f["value"]
+                        for item in read["exposed"]
+                        for f in item["facts"]
+                        if not f["visible"] and (f["entity"], f["predicate"]) == (entity, predicate)
+                    }
+                    if set(args[i]) & values:
+                        ok = False
+        items.append(("non-exposure", f"task:{task}", ok, None))
+
+    for i, x in enumerate(seq):
+        for g in x["governance_transitions"]:
+            if g["kind"] != "duplicate":
+                continue
+            if x["checkpoint"] == "pre-task":
+                ok = not any(
+                    t["delivery"] == x["turn"]
+                    and t["redelivery"]
+                    and t["decision"]["kind"] == "execute"
+                    for t in by_task.get(g["event"], [])
+                )
+            elif g["slot"] is not None:
+                ok = held(prev(x), g["slot"]) == held(x, g["slot"])
+            else:
+                before = governed_before(i)
+                ok = (
+                    before is None
+                    or before["governance"] is None
+                    or (x["governance"] or {}).get("observed") == before["governance"]["observed"]
+                )
+            items.append(("idempotence", g["event"], ok, None))
+    order = OBLIGATIONS + INVARIANTS
+    return sorted(items, key=lambda i: order.index(i[0]))  # stable: kinds in scorecard order
+
+
+def passes(item: Item) -> bool:
+    return item[2] is not False and item[3] is not False
+
+
+def _part(items: list[Item], at: int) -> dict[str, Any]:
+    judged = [(i, i[at]) for i in items if i[at] is not None]
     return {
-        "obligations": _tally(
-            {
-                "forget": forget_items,
-                "transition": transition_items,
-                "support": support_items,
-                "conflict": conflict_items,
-            }
-        ),
-        "invariants": _tally(
-            {
-                "deletion": deletion_items,
-                "promotion": promotion_items,
-                "exposure": exposure_items,
-            }
-        ),
+        "passed": sum(1 for _, ok in judged if ok),
+        "total": len(judged),
+        "failed": [f"{i[0]}:{i[1]}" for i, ok in judged if not ok],
     }
+
+
+def aoep(
+    records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
+) -> dict[str, Any]:
+    """The AOEP scorecard of condition c (docs/records.md, "AOEP scorecard")."""
+    items = aoep_items(records, c, producer_of)
+    doc: dict[str, Any] = {}
+    for family, kinds in (("obligations", OBLIGATIONS), ("invariants", INVARIANTS)):
+        doc[family] = _tally({k: [(i[1], passes(i)) for i in items if i[0] == k] for k in kinds})
+    for part, at in (("model_independent", 2), ("answer_dependent", 3)):
+        doc[part] = {
+            family: _part([i for i in items if i[0] in kinds], at)
+            for family, kinds in (("obligations", OBLIGATIONS), ("invariants", INVARIANTS))
+        }
+    return doc
+
+
+def task_counts(tasks: list[dict[str, Any]], names: list[str]) -> dict[str, Any] | None:
+    if not tasks:
+        return None
+    out = {}
+    for c in names:
+        mine = [t for t in tasks if t["condition"] == c]
+        kinds = [t["decision"]["kind"] for t in mine]
+        out[c] = {
+            "deliveries": len(mine),
+            "executed": kinds.count("execute"),
+            "blocked": kinds.count("block"),
+            "no_support": kinds.count("no-support"),
+            "duplicate": kinds.count("duplicate"),
+            "matching": sum(matches(t) for t in mine),
+        }
+    return out
+
+
+def pilot(card: dict[str, Any], design: dict[str, Any]) -> list[dict[str, Any]] | None:
+    name_of = {(c[1], c[2]): c[0] for c in design["conditions"]}
+    if any((p, r) not in name_of for _, p, r, _ in PILOT):
+        return None
+    out = []
+    for system, p, r, mark in PILOT:
+        c = name_of[(p, r)]
+        row: dict[str, Any] = {"system": system, "condition": c}
+        for family in ("obligations", "invariants"):
+            mine = card[c]["model_independent"][family]
+            answer = card[c]["answer_dependent"][family]
+            named_failed = [
+                f for f in mine["failed"] if f.partition(":")[0] not in ("act", "idempotence")
+            ]
+            named_total = sum(
+                v["total"]
+                for k, v in card[c][family]["kinds"].items()
+                if k not in ("act", "idempotence", "conflict")
+            )
+            row[family] = {
+                "model_independent": {
+                    "passed": mine["passed"],
+                    "total": mine["total"],
+                    "mark": mark,
+                },
+                "answer_dependent": {
+                    "passed": answer["passed"],
+                    "total": answer["total"],
+                    "mark": "A",
+                },
+                "aoep_kinds": {
+                    "passed": named_total - len(named_failed),
+                    "total": named_total,
+                    "mark": mark,
+                },
+            }
+        out.append(row)
+    return out
 
 
 def _interval(draws: np.ndarray) -> list[float | None] | None:
@@ -423,6 +770,15 @@ DISPLAY = {
 }
 
 
+def display(design: dict[str, Any], name: str, part: int) -> str:
+    """How condition names spell a producer (part 1) or a read policy (part 2): read off a
+    `<Producer>/<Policy>` condition of the design that has it (docs/records.md)."""
+    for row in design["conditions"]:
+        if row[part] == name and "/" in row[0]:
+            return row[0].split("/")[part - 1]
+    return DISPLAY[name]
+
+
 def effects(records, design, convs, seed, R) -> dict[str, Any]:
     names = [c[0] for c in design["conditions"]]
     name_of = {(c[1], c[2]): c[0] for c in design["conditions"]}
@@ -463,7 +819,7 @@ def effects(records, design, convs, seed, R) -> dict[str, Any]:
     for p in extra_producers:
         row = name_of.get((p, "native"))
         if row and has({"CSS", row}):
-            out[f"StateGain_{DISPLAY[p]}"] = block_effect(
+            out[f"StateGain_{display(design, p, 1)}"] = block_effect(
                 state, convs, lambda m, row=row: m["CSS"] - m[row], seed, R
             )
     if has({"CSS", "PLACE"}):
@@ -471,16 +827,16 @@ def effects(records, design, convs, seed, R) -> dict[str, Any]:
     for p in extra_producers:
         native, qasc = name_of.get((p, "native")), name_of.get((p, "qasc"))
         if native and qasc:
-            out[f"LeakageDrop_{DISPLAY[p]}"] = leakage_drop(
+            out[f"LeakageDrop_{display(design, p, 1)}"] = leakage_drop(
                 records["queries"], native, qasc, seed, R
             )
     for r in extra_policies:
         css_r = name_of.get(("css", r))
         if css_r and has({"PLACE"}):
-            out[f"SupportCost_{DISPLAY[r]}"] = probe_contrast(
+            out[f"SupportCost_{display(design, r, 2)}"] = probe_contrast(
                 records["probes"], "PLACE", css_r, "needed_support", seed, R
             )
-            out[f"ExposureGap_{DISPLAY[r]}"] = probe_contrast(
+            out[f"ExposureGap_{display(design, r, 2)}"] = probe_contrast(
                 records["probes"], css_r, "PLACE", "exposure_rate", seed, R
             )
     return out
@@ -490,7 +846,7 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     records = {
         name: load(run_dir, f"{name}.jsonl")
-        for name in ("checkpoints", "queries", "probes", "forgets", "steps")
+        for name in ("checkpoints", "queries", "probes", "forgets", "steps", "tasks")
     }
     header, seeds = manifest["header"], manifest["seeds"]
     seed, resamples = int(seeds["bootstrap"]), int(seeds.get("resamples", 4000))
@@ -514,5 +870,11 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     doc["effects"] = effects(records, design, header["conversation_ids"], seed, resamples)
     doc["factorization"] = factorization(records["checkpoints"], rows)
     doc["aoep"] = {c: aoep(records, c, producer_of) for c in names}
+    tasks = task_counts(records["tasks"], names)
+    if tasks is not None:
+        doc["tasks"] = tasks
+    table = pilot(doc["aoep"], design)
+    if table is not None:
+        doc["aoep_pilot"] = table
     doc["bootstrap"] = {"seed": seed, "resamples": resamples}
     return doc

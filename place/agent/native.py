@@ -52,10 +52,16 @@ class NativeWrite:
     """How each Mem0 LLM call ended (Completion.meta(); None when not recorded)."""
 
 
+def written_turns(turns: Sequence[Turn]) -> list[Turn]:
+    """The turns of a step that a dialogue memory writes: not query turns, nor the task and
+    run turns of docs/method.md §11 (requests to act are reads of memory, not statements)."""
+    return [t for t in turns if t.query is None and t.task is None and t.run is None]
+
+
 def dialogue_messages(turns: Sequence[Turn]) -> list[dict[str, str]] | None:
-    """The messages an application passes to Mem0 for one update step (query turns are reads
-    and are not written); None when the step has no user message, so nothing is added."""
-    messages = [as_message(t) for t in turns if t.query is None]
+    """The messages an application passes to Mem0 for one update step (`written_turns`);
+    None when the step has no user message, so nothing is added."""
+    messages = [as_message(t) for t in written_turns(turns)]
     return messages if any(m["role"] == "user" for m in messages) else None
 
 

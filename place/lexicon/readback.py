@@ -92,6 +92,17 @@ class Lexicon:
             facts |= self._read_cached(text, pid)
         return facts
 
+    def read_as(self, text: str, speaker: str | None, predicate: str | None = None) -> set[Fact]:
+        """β for a plain record said by `speaker` (docs/method.md §11, amendment 2): a text
+        that names no entity is about its speaker, not the principal. With the principal
+        as speaker (or none) this is `read`."""
+        facts = self.read(text, predicate)
+        if speaker is None or speaker == self.principal:
+            return facts
+        if _found(self._entities, text, []):
+            return facts  # someone is named: the reading already says whose fact it is
+        return {f._replace(entity=speaker) if f.entity == self.principal else f for f in facts}
+
     def clear_memo(self) -> None:
         """Forget memoized readings (for cost measurements that must not depend on hits)."""
         self._read_cached.cache_clear()

@@ -54,12 +54,16 @@ class Factorization:
 
 
 def factorization(checkpoints: Iterable[CheckpointRecord], design: Design = PAPER) -> Factorization:
-    """Every read policy of a write row must have observed the same readback at every
-    checkpoint, in world a and in every world b (docs/method.md §4)."""
-    seen: dict[tuple[str, str, str, str | None], dict[str, frozenset]] = defaultdict(dict)
+    """Every read policy of a write row must have observed the same readback (and, where
+    recorded, the same Γ^phys) at every checkpoint, in world a and in every world b
+    (docs/method.md §4, §11)."""
+    seen: dict[tuple[str, str, str, str | None], dict[str, object]] = defaultdict(dict)
     for c in checkpoints:
-        seen[(c.turn, c.checkpoint, c.world, c.query)][c.condition] = frozenset(
-            tuple(f) for f in c.observed
+        # The readback, and where a ledger is read (docs/method.md §11) Γ^phys too.
+        governance = None if c.governance is None else c.governance.observed.model_dump_json()
+        seen[(c.turn, c.checkpoint, c.world, c.query)][c.condition] = (
+            frozenset(tuple(f) for f in c.observed),
+            governance,
         )
     rows = design.rows
     mismatches = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from place.agent.native import dialogue_messages
+from place.agent.native import dialogue_messages, written_turns
 from place.producers.registry import (
     ProducerContext,
     RecordCounter,
@@ -36,7 +36,7 @@ class AppendWriter:
             return StepOutcome()
         # One add per message, so that each record carries its own `written_seq` and
         # speaker; Mem0 stores and numbers them exactly as one add of the whole list would.
-        said = speakers([t for t in turns if t.query is None], self.store.principal)
+        said = speakers(written_turns(turns), self.store.principal)
         counter = RecordCounter(self.store)
         stored = [
             text

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from place.agent.native import dialogue_messages
+from place.agent.native import dialogue_messages, written_turns
 from place.governance.certifier import render
 from place.lexicon import Lexicon
 from place.producers.registry import (
@@ -114,7 +114,7 @@ class ExtractWriter:
         messages = dialogue_messages(turns)
         if messages is None:
             return StepOutcome()
-        said = speakers([t for t in turns if t.query is None], self.store.principal)
+        said = speakers(written_turns(turns), self.store.principal)
         records = {p.id: Held(p.id, p.text, p.metadata) for p in self.store.scan().points}
         counter = RecordCounter(self.store)
         out = StepOutcome()

@@ -196,6 +196,16 @@ class GovernedState:
         """Whether S*'s history holds a record (not forgotten) that `asker` cannot see."""
         return any(not self.visible(r, asker) for r in self.lifecycle.records)
 
+    def visibility(self, day: dt.date) -> dict[Slot, frozenset[str]]:
+        """Who may see each slot that has an owner (its owner and those it is shared with):
+        amendment 11's reading of `visible` for an exposed fact, by the fact's slot."""
+        out: dict[Slot, frozenset[str]] = {}
+        for slot in {r.slot for r in self.lifecycle.records}:
+            owner = self.slot_owner(slot, day)
+            if owner is not None:
+                out[slot] = frozenset({owner, *self.shares.get(slot, ())})
+        return out
+
     def slot_owner(self, slot: Slot, day: dt.date) -> str | None:
         """The owner of the slot's live records on `day`, else of its latest record."""
         records = [r for r in self.lifecycle.records if r.slot == slot]

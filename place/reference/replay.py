@@ -13,8 +13,8 @@ turns and forgets).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
@@ -37,6 +37,7 @@ from place.trajectory.model import (
     Fact,
     Query,
     Reason,
+    Slot,
     Task,
     Trajectory,
     Turn,
@@ -94,6 +95,13 @@ class Checkpoint:
     governance_events: tuple[GovernanceTransition, ...] = ()
     """What the turn did to Γ*, in event order: share, unshare, grant, revoke, propose,
     rollback, duplicate (post-update); request or duplicate (pre-task)."""
+    visibility: Mapping[Slot, frozenset[str]] = field(default_factory=dict, compare=False)
+    """Who may see each owned slot here (`GovernedState.visibility`): the `visible` of a
+    fact exposed by a read at this checkpoint. A slot without an owner is everyone's."""
+
+    def visible(self, slot: Slot, asker: str) -> bool:
+        seen_by = self.visibility.get(slot)
+        return seen_by is None or asker in seen_by
 
 
 @dataclass(frozen=True)
@@ -448,6 +456,7 @@ class _Replayer:
                             state.state_at(conv.date),
                             live,
                             governance=world.snapshot(),
+                            visibility=world.visibility(conv.date),
                         )
                     )
                     tau = interpretation(q)
@@ -485,6 +494,7 @@ class _Replayer:
                             tuple(state.live_records(conv.date)),
                             governance=world.snapshot(),
                             governance_events=acted,
+                            visibility=world.visibility(conv.date),
                         )
                     )
                 if turn.events:
@@ -500,6 +510,7 @@ class _Replayer:
                             transitions,
                             world.snapshot(),
                             acted,
+                            world.visibility(conv.date),
                         )
                     )
                 if turn.role == "tool":

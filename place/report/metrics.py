@@ -1,4 +1,4 @@
-"""metrics.json (`place-metrics/3`): every endpoint and effect, computed from records only.
+"""metrics.json (`place-metrics/4`): every endpoint and effect, computed from records only.
 
 The document is a pydantic model (`MetricsDocument`) with a docstring per field; it is built
 by `compute_metrics`, written by `dump_metrics` and read back by `load_metrics`, so a reader
@@ -18,7 +18,7 @@ from place.design import PAPER, Design
 from place.errors import PlaceError
 from place.metrics import effects as fx
 from place.metrics import endpoints as ep
-from place.metrics.aoep import scorecard
+from place.metrics.aoep import Mark, pilot_table, scorecard, task_counts
 from place.records import RunRecords
 
 if TYPE_CHECKING:
@@ -27,17 +27,23 @@ if TYPE_CHECKING:
 __all__ = [
     "METRICS_SCHEMA",
     "MetricsDocument",
+    "PilotRow",
+    "TaskCounts",
     "compute_metrics",
     "dump_metrics",
     "load_metrics",
 ]
 
-METRICS_SCHEMA = "place-metrics/3"
+METRICS_SCHEMA = "place-metrics/4"
 """/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
-and b with the first mismatch. /3: the AOEP scorecard (`aoep`, docs/method.md §10)."""
+and b with the first mismatch. /3: the AOEP scorecard (`aoep`, docs/method.md §10). /4: the
+scorecard's governance-shaped kinds and its `model_independent` and `answer_dependent`
+tallies (§11), the act gate's decisions per condition (`tasks`) and the pilot table
+(`aoep_pilot`)."""
 
-READABLE_SCHEMAS = ("place-metrics/2", METRICS_SCHEMA)
-"""Layouts `load_metrics` reads: /2 differs only by lacking `aoep`."""
+READABLE_SCHEMAS = ("place-metrics/2", "place-metrics/3", METRICS_SCHEMA)
+"""Layouts `load_metrics` reads: /2 differs only by lacking `aoep`, /3 by lacking §11's kinds
+and tallies in it, `tasks` and `aoep_pilot`."""
 
 
 class _Part(BaseModel):
@@ -156,12 +162,70 @@ class Bootstrap(_Part):
     """Bootstrap resamples."""
 
 
+class TaskCounts(_Part):
+    """How the act gate decided one condition's task deliveries (docs/method.md §11)."""
+
+    deliveries: int
+    """Task deliveries decided (a task's run turn, and every redelivery of it or of its
+    request): the condition's records in `tasks.jsonl`."""
+    executed: int
+    """Decided `execute`."""
+    blocked: int
+    """Decided `block`."""
+    no_support: int
+    """Decided `no-support`: an argument the condition could not find, and no reason to block."""
+    duplicate: int
+    """Decided `duplicate`: a redelivery the ledger already holds."""
+    matching: int
+    """Decided as the reference decides: a redelivery `duplicate`; an allowed task executed
+    with the reference's arguments; a blocked one blocked for one of the reference's reasons."""
+
+
+class PilotTally(_Part):
+    """Items kept (obligations) or held (invariants) of one part of a pilot table cell."""
+
+    passed: int
+    """Items passed."""
+    total: int
+    """Items."""
+    mark: Mark
+    """How the part comes out (docs/method.md §11, "Pilot table"): `fixed` by the
+    definitions, `D` deterministic but rank-dependent, `A` dependent on the answer model, `M`
+    dependent on Mem0's LLM."""
+
+
+class PilotFamily(_Part):
+    """One family (obligations or invariants) of a pilot system, its tallies never blended."""
+
+    model_independent: PilotTally
+    """Every item that reads no answer (without `conflict`, deletion without its answer
+    clause): `aoep.<condition>.model_independent`."""
+    answer_dependent: PilotTally
+    """Items that read an answer (`conflict`; deletion's answer clause), always `A`."""
+    aoep_kinds: PilotTally
+    """`model_independent` over AOEP-v0's named kinds only (without `act` and
+    `idempotence`)."""
+
+
+class PilotRow(_Part):
+    """One system of AOEP-v0's pilot, measured as its condition (docs/method.md §11)."""
+
+    system: str
+    """The pilot's name for the system."""
+    condition: str
+    """The condition that stands for it."""
+    obligations: PilotFamily
+    """Its obligations."""
+    invariants: PilotFamily
+    """Its negative invariants."""
+
+
 class MetricsDocument(_Part):
     """metrics.json: a run's endpoints, effects, factorization and AOEP scorecard."""
 
     # `schema` is a (deprecated) BaseModel method, so the field is `schema_` aliased.
-    schema_: Literal["place-metrics/2", "place-metrics/3"] = Field(
-        "place-metrics/3", alias="schema"
+    schema_: Literal["place-metrics/2", "place-metrics/3", "place-metrics/4"] = Field(
+        "place-metrics/4", alias="schema"
     )
     """Layout version (`METRICS_SCHEMA`)."""
     trajectory: dict[str, Any]
@@ -179,15 +243,25 @@ class MetricsDocument(_Part):
     factorization: Factorization
     """The factorization check."""
     aoep: dict[str, dict[str, Any]] | None = None
-    """Per condition, the AOEP scorecard (docs/method.md §10): `obligations` and `invariants`, each
-    with passed, total and per-kind passed/total/failed item ids. Absent in /2."""
+    """Per condition, the AOEP scorecard (docs/method.md §10, §11): `obligations` and
+    `invariants`, each with passed, total and per-kind passed/total/failed item ids, kinds in
+    the scorecard's order; and (/4) `model_independent` and `answer_dependent`, each
+    {obligations, invariants} with passed, total and failed `kind:item` ids: the items that
+    read no answer, and the answer clauses alone. Absent in /2."""
+    tasks: dict[str, TaskCounts] | None = None
+    """Per condition, how the act gate decided the task deliveries (docs/method.md §11);
+    absent when the run delivered no task (a trajectory without tasks, and /2, /3)."""
+    aoep_pilot: list[PilotRow] | None = None
+    """AOEP-v0's pilot table (docs/method.md §11): its seven systems in its order, each as
+    its condition; absent when the design lacks one of them (and in /2, /3)."""
     bootstrap: Bootstrap
     """The bootstrap's seed and resamples."""
 
     def to_json(self) -> dict[str, Any]:
-        """The document as written: `design` and a /2 document's `aoep` only when present."""
+        """The document as written: `design`, a /2 document's `aoep`, `tasks` and
+        `aoep_pilot` only when present."""
         doc = self.model_dump(mode="json", by_alias=True)
-        for optional in ("design", "aoep"):
+        for optional in ("design", "aoep", "tasks", "aoep_pilot"):
             if doc[optional] is None:
                 del doc[optional]
         return doc
@@ -251,6 +325,9 @@ def compute_metrics(
     ).items():
         effects[name] = _pair(e)
     fact = ep.factorization(records.checkpoints, design)
+    card = scorecard(records, design)
+    tasks = task_counts(records, design)
+    pilot = pilot_table(card, design)
     return MetricsDocument(
         trajectory=header["trajectory"],
         model=header["model"],
@@ -264,7 +341,9 @@ def compute_metrics(
             mismatches=len(fact.mismatches),
             first_mismatch=fact.mismatches[0] if fact.mismatches else None,
         ),
-        aoep=scorecard(records, design),
+        aoep=card,
+        tasks=None if tasks is None else {c: TaskCounts(**v) for c, v in tasks.items()},
+        aoep_pilot=None if pilot is None else [PilotRow.model_validate(r) for r in pilot],
         bootstrap=Bootstrap(seed=seed, resamples=resamples),
     )
 

@@ -12,6 +12,7 @@ writes the PNG.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from place.design import PAPER_NAMES, Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
 from place.report.metrics import MetricsDocument, PairEffect
+from place.report.tables import pilot_values
 from place.trajectory.model import FAMILIES
 
 DPI = 120
@@ -461,6 +463,10 @@ def _totals(card: Mapping[str, Any], family: str) -> str:
     return str(totals[0]) if len(totals) == 1 else f"total ({totals[0]}–{totals[-1]})"
 
 
+LABEL_WIDTH = 60
+"""Characters per line of a point's label in the scorecard plot."""
+
+
 def aoep_figure(
     metrics: MetricsDocument, design: Design | None = None
 ) -> tuple[Figure, dict[str, tuple[float, float]]]:
@@ -500,12 +506,16 @@ def aoep_figure(
         # other: each one steps down a line per label already placed close above it.
         crowd = sum(1 for px, py in placed if abs(px - x) < 0.12 and abs(py - y) < 0.04)
         placed.append((x, y))
+        # Many conditions on one point (a design's no-memory row) wrap onto more lines, which
+        # hang below a point at the top and stand above any other.
+        lines = textwrap.wrap(", ".join(names), LABEL_WIDTH)
         ax.annotate(
-            ", ".join(names),
+            "\n".join(lines),
             (x, y),
             xytext=(-8 if right else 8, (-4 if y > 0.95 else 5) - 11 * crowd),
             textcoords="offset points",
             ha="right" if right else "left",
+            va="baseline" if len(lines) == 1 else "top" if y > 0.95 else "bottom",
             fontsize=8,
         )
     if not card:
@@ -550,7 +560,147 @@ def aoep_scorecard(metrics: MetricsDocument, path: Path) -> dict[str, tuple[floa
     return points
 
 
+# --- the AOEP-v0 pilot table ---------------------------------------------------------------
+
+
+def _share(passed: int, total: int) -> float | None:
+    return passed / total if total else None
+
+
+def aoep_pilot_figure(
+    metrics: MetricsDocument, design: Design | None = None
+) -> tuple[Figure, dict[str, tuple[float | None, float | None]]]:
+    """`aoep_pilot_plot`'s figure and points."""
+    rows = metrics.aoep_pilot or []
+    values = pilot_values()
+    published = {s["system"]: s for s in values["systems"]}
+    conditions = list(metrics.conditions)
+    colors = palette(conditions, design if design is not None else _design(metrics))
+    fig, axes = plt.subplots(
+        1,
+        2,
+        figsize=(11.5, 1.6 + 0.62 * max(len(rows), 1)),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    points: dict[str, tuple[float | None, float | None]] = {}
+    for ax, family, title in zip(
+        axes[0],
+        ("obligations", "invariants"),
+        ("Obligations kept", "Negative invariants held"),
+        strict=True,
+    ):
+        total_key = f"{family}_total"
+        for y, r in enumerate(rows):
+            part = getattr(r, family)
+            mine, answer = part.model_independent, part.answer_dependent
+            color = colors.get(r.condition, "#7f7f7f")
+            rate = _share(mine.passed, mine.total)
+            label = f"{mine.passed}/{mine.total} {mine.mark}"
+            if answer.total:
+                label += f"; {answer.passed}/{answer.total} A"
+            if rate is None:
+                ax.barh(
+                    y - 0.2,
+                    1.0,
+                    0.38,
+                    facecolor="none",
+                    edgecolor="0.6",
+                    hatch="////",
+                    lw=0,
+                    gid=f"no-data|{family}|{r.condition}",
+                )
+                label = "no items"
+            else:
+                ax.barh(y - 0.2, rate, 0.38, color=color, gid=f"run|{family}|{r.condition}")
+            ax.text((rate or 0.0) + 0.02, y - 0.2, label, va="center", fontsize=7)
+            pub = published.get(r.system)
+            if pub is not None:
+                shown = pub[family] / values[total_key]
+                ax.barh(
+                    y + 0.2,
+                    shown,
+                    0.38,
+                    facecolor="white",
+                    edgecolor=color,
+                    hatch="xxx",
+                    lw=0.8,
+                    gid=f"published|{family}|{r.condition}",
+                )
+                ax.text(
+                    shown + 0.02,
+                    y + 0.2,
+                    f"{pub[family]}/{values[total_key]} pilot",
+                    va="center",
+                    fontsize=7,
+                    color="0.35",
+                )
+            old = points.get(r.condition, (None, None))
+            points[r.condition] = (rate, old[1]) if family == "obligations" else (old[0], rate)
+        ax.set_xlim(0, 1.35)
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.set_xlabel("pass rate", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="x", color="0.92", lw=0.6)
+        ax.set_axisbelow(True)
+    axes[0, 0].set_yticks(
+        range(len(rows)), [f"{r.system}\n{r.condition}" for r in rows], fontsize=8
+    )
+    axes[0, 0].set_ylim(len(rows) - 0.5, -0.5)
+    if not rows:
+        axes[0, 0].text(
+            0.5,
+            0.5,
+            "no pilot table in metrics.json",
+            ha="center",
+            va="center",
+            transform=axes[0, 0].transAxes,
+            gid="no-data",
+        )
+    fig.legend(
+        handles=[
+            Patch(
+                facecolor="0.5",
+                label="this run: items that read no answer, with their mark "
+                "(A: the items that read an answer)",
+            ),
+            Patch(
+                facecolor="white",
+                edgecolor="0.4",
+                hatch="xxx",
+                label="AOEP-v0 pilot, published (its own episodes, items and reader)",
+            ),
+        ],
+        loc="outside lower center",
+        ncol=2,
+        fontsize=8,
+        frameon=False,
+    )
+    fig.suptitle(
+        f"AOEP-v0 pilot table: {metrics.model['name']} (fixed: by definition, D: rank-dependent, "
+        "A: answer model, M: Mem0's LLM)",
+        fontsize=9,
+    )
+    return fig, points
+
+
+def aoep_pilot_plot(
+    metrics: MetricsDocument, path: Path
+) -> dict[str, tuple[float | None, float | None]]:
+    """The pilot table (docs/method.md §11) as bars: per pilot system, the pass rate of its
+    condition's items that read no answer (filled, in the condition's colour, labelled
+    `passed/total mark` and the answer-dependent tally beside it) over the pilot's published
+    rate (hatched, labelled as the pilot's), obligations and invariants in two panels. A part
+    without items is hatched and empty, never drawn as 0. Returns, per condition, its
+    (obligation, invariant) rates, None where it has no item."""
+    fig, points = aoep_pilot_figure(metrics)
+    _save(fig, path)
+    return points
+
+
 def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) -> list[Path]:
+    """The run's PNGs; `aoep_pilot.png` only when metrics.json has the pilot table."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [
         out_dir / "state_correctness.png",
@@ -564,4 +714,7 @@ def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) ->
     effects_with_intervals(metrics, paths[1])
     per_family_bars(records, conditions, paths[2], design)
     aoep_scorecard(metrics, paths[3])
+    if metrics.aoep_pilot:
+        paths.append(out_dir / "aoep_pilot.png")
+        aoep_pilot_plot(metrics, paths[-1])
     return paths

@@ -1,8 +1,10 @@
-"""Tables 1 and 2 as in the paper, and the AOEP scorecard, in Markdown, LaTeX (booktabs) and CSV.
+"""Tables 1 and 2 as in the paper, the AOEP scorecard and the AOEP-v0 pilot table, in
+Markdown, LaTeX (booktabs) and CSV.
 
 Rows come from one or more metrics documents (one per model scale). The paper's published
 values can be shown beside them, always in rows labelled as the paper's (Tables 1 and 2 only:
-the paper reports no AOEP scorecard).
+the paper reports no AOEP scorecard). The pilot table shows the AOEP-v0 pilot's published
+figures in columns of their own, labelled as the pilot's.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from importlib import resources
 from typing import Any
 
 from place.design import PAPER
-from place.metrics.aoep import INVARIANTS, OBLIGATIONS
+from place.metrics.aoep import GOVERNANCE_KINDS, INVARIANTS, OBLIGATIONS
 from place.metrics.catalog import Endpoint, in_table
-from place.report.metrics import BlockEffect, MetricsDocument, PairEffect
+from place.report.metrics import BlockEffect, MetricsDocument, PairEffect, PilotTally
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
 CONDITIONS = PAPER.names
@@ -54,6 +56,14 @@ def paper_values() -> dict[str, Any]:
     """The paper's published Table 1 and 2 values (Qwen2.5-3B/7B), carried by the package."""
     return json.loads(
         resources.files("place.data").joinpath("paper_values.json").read_text("utf-8")
+    )
+
+
+def pilot_values() -> dict[str, Any]:
+    """The AOEP-v0 pilot's published figures (its Table 18), carried by the package with
+    their source (`place/data/aoep_pilot_values.json`)."""
+    return json.loads(
+        resources.files("place.data").joinpath("aoep_pilot_values.json").read_text("utf-8")
     )
 
 
@@ -231,6 +241,20 @@ def _passed_of(v: dict[str, Any] | None) -> str:
     return "–" if v is None else f"{v['passed']}/{v['total']}"
 
 
+def _kinds_shown(runs: Sequence[MetricsDocument], family: str, kinds: Sequence[str]) -> list[str]:
+    """§10's kinds always; one of §11's governance-shaped kinds only when some run has an
+    item of it, so that the scorecard of a run without §11's constructs is what it was."""
+
+    def has_items(kind: str) -> bool:
+        return any(
+            ((card.get(family) or {}).get("kinds", {}).get(kind) or {}).get("total", 0) > 0
+            for m in runs
+            for card in (m.aoep or {}).values()
+        )
+
+    return [k for k in kinds if k not in GOVERNANCE_KINDS or has_items(k)]
+
+
 def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     """The AOEP scorecard (docs/method.md §10), one row per run and condition: obligations kept and
     negative invariants held as `passed/total`, overall and per kind. The two are never
@@ -238,6 +262,7 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     `aoep` (schema place-metrics/2 and older) adds no rows; `paper` adds none either, as the
     paper publishes no scorecard."""
     del paper
+    shown = {key: _kinds_shown(runs, key, kinds) for key, _, kinds in AOEP_FAMILIES}
     rows = []
     for m in runs:
         card = m.aoep
@@ -247,19 +272,87 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
             if c not in card:
                 continue
             row = [_label(m, runs), c]
-            for key, _, kinds in AOEP_FAMILIES:
+            for key, _, _kinds in AOEP_FAMILIES:
                 family = card[c].get(key)
                 row.append(_passed_of(family))
-                row += [_passed_of((family or {}).get("kinds", {}).get(k)) for k in kinds]
+                row += [_passed_of((family or {}).get("kinds", {}).get(k)) for k in shown[key]]
             rows.append(row)
     header = ["Model", "Condition"]
-    for _, title, kinds in AOEP_FAMILIES:
-        header += [title, *(k.capitalize() for k in kinds)]
+    for key, title, _kinds in AOEP_FAMILIES:
+        header += [title, *(k.capitalize() for k in shown[key])]
+    governed = any(k in GOVERNANCE_KINDS for kinds in shown.values() for k in kinds)
     return Table(
         "aoep",
-        "AOEP scorecard: obligations kept and negative invariants held (docs/method.md §10)",
+        "AOEP scorecard: obligations kept and negative invariants held (docs/method.md §10"
+        + (", §11)" if governed else ")"),
         header,
         rows,
+    )
+
+
+PILOT_HEADER = [
+    "Model",
+    "Pilot system",
+    "Condition",
+    "Obligations",
+    "Obligations, AOEP kinds",
+    "Obligations, answer",
+    "Invariants",
+    "Invariants, AOEP kinds",
+    "Invariants, answer",
+    "Pilot: obligations (published)",
+    "Pilot: invariants (published)",
+]
+"""The pilot table's columns: a run's tallies that read no answer (all kinds, then AOEP-v0's
+named kinds alone) and those that read an answer, per family, then the pilot's published
+figures (docs/method.md §11, "Pilot table")."""
+
+
+def _pilot_cell(t: PilotTally) -> str:
+    """`passed/total mark`; `–` for a part without items."""
+    return "–" if t.total == 0 else f"{t.passed}/{t.total} {t.mark}"
+
+
+def aoep_pilot(runs: Sequence[MetricsDocument], paper: bool) -> Table:
+    """AOEP-v0's pilot table (docs/method.md §11): a row per run and pilot system, in the
+    pilot's order, with the condition that stands for the system; each cell `passed/total`
+    and its mark (fixed, D, A, M); beside them the pilot's published figures (its own
+    episodes, items and reader), labelled as the pilot's. A metrics document without
+    `aoep_pilot` (a design without the pilot's conditions, or /2, /3) adds no rows. `paper`
+    (the PLACE paper's values) does not apply: the published pilot columns are always shown."""
+    del paper
+    values = pilot_values()
+    published = {s["system"]: s for s in values["systems"]}
+    rows = []
+    for m in runs:
+        for r in m.aoep_pilot or []:
+            pub = published.get(r.system)
+            rows.append(
+                [
+                    _label(m, runs),
+                    r.system,
+                    r.condition,
+                    *(
+                        _pilot_cell(part)
+                        for family in (r.obligations, r.invariants)
+                        for part in (
+                            family.model_independent,
+                            family.aoep_kinds,
+                            family.answer_dependent,
+                        )
+                    ),
+                    "–" if pub is None else f"{pub['obligations']}/{values['obligations_total']}",
+                    "–" if pub is None else f"{pub['invariants']}/{values['invariants_total']}",
+                ]
+            )
+    return Table(
+        "aoep_pilot",
+        "AOEP-v0 pilot table: the pilot's systems as conditions (docs/method.md §11); fixed = "
+        "follows from the definitions, D = deterministic but rank-dependent, A = depends on the "
+        "answer model, M = depends on Mem0's LLM; AOEP kinds = without act and idempotence",
+        list(PILOT_HEADER),
+        rows,
+        note=f"published columns: {values['source']}; its own episodes and items, not this run's",
     )
 
 
@@ -279,10 +372,18 @@ def invalid_banner(runs: Sequence[MetricsDocument]) -> str | None:
 
 
 def all_tables(runs: Sequence[MetricsDocument], paper: bool = False) -> list[Table]:
+    """Tables 1 A/B, 2 A/B and the AOEP scorecard; the pilot table too when a run has it."""
     banner = invalid_banner(runs)
-    return [
-        replace(f(runs, paper), banner=banner) for f in (table1a, table1b, table2a, table2b, aoep)
+    tables: list[Callable[[Sequence[MetricsDocument], bool], Table]] = [
+        table1a,
+        table1b,
+        table2a,
+        table2b,
+        aoep,
     ]
+    if any(m.aoep_pilot for m in runs):
+        tables.append(aoep_pilot)
+    return [replace(f(runs, paper), banner=banner) for f in tables]
 
 
 def to_markdown(t: Table) -> str:

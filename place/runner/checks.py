@@ -289,14 +289,6 @@ def trajectory_problems(cfg: Any) -> tuple[Any, list[str]]:
             trajectory = _load(_resolve(t.path))
     except PlaceError as exc:  # one problem per line, each naming the file
         return None, [line for line in str(exc).splitlines() if line.strip()]
-    if trajectory.governed:
-        return None, [
-            f"{trajectory.source_path}: uses the governance constructs of docs/method.md §11 "
-            "(principals, speakers, permissions, shares, tasks, redeliveries, restarts, "
-            "compactions); `place validate` and `place reference` read them, but `place run` "
-            "does not run them yet (the ledger, the act gate and their scorecard items are "
-            "being built: issue #27); allowed: a trajectory without them"
-        ]
     return trajectory, []
 
 

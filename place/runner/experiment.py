@@ -23,7 +23,9 @@ from place import faults
 from place.agent.answer import AnswerModel, DialogueTurn, answer_all
 from place.design import PAPER, Design
 from place.eligibility import Interpretation, is_eligible, is_ineligible_exposure
+from place.governance.act_gate import NeedRead, decide
 from place.governance.authorizer import ReadDecision
+from place.governance.ledger import read_governance
 from place.lexicon import Lexicon
 from place.lexicon.outcome import outcome
 from place.policies import POLICIES, build_policy
@@ -33,21 +35,28 @@ from place.records import (
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
+    GateDecisionRecord,
+    GovernanceRecord,
+    GovernanceRows,
+    GovernanceTransitionRecord,
     LLMCallRecord,
     ProbeRead,
     ProbeRecord,
     QueryRecord,
     ReadFactRecord,
     StepRecord,
+    TaskRecord,
+    TaskReferenceRecord,
     TransitionRecord,
 )
+from place.reference.governance import Governance, GovernanceTransition
 from place.reference.lifecycle import FactRecord
 from place.reference.provenance import Provenance
-from place.reference.replay import CheckpointKind, EventTransition, Reference
+from place.reference.replay import CheckpointKind, EventTransition, Reference, TaskCheckpointKind
 from place.runner import closed_loop, residue, snapshots
 from place.runner.journal import Journal
 from place.runner.plan import Unit, build_plan
-from place.trajectory.model import Conversation, Event, Fact, Probe, Trajectory, Turn
+from place.trajectory.model import Conversation, Event, Fact, Probe, Slot, Trajectory, Turn
 
 
 def fact_list(facts: Iterable[Fact | tuple[str, ...]]) -> list[tuple[str, str, str, str]]:
@@ -97,6 +106,55 @@ def transition_record(t: EventTransition) -> TransitionRecord:
         removed=list(t.removed),
         added=list(t.added),
     )
+
+
+def governance_rows(g: Governance) -> GovernanceRows:
+    """Γ (the reference's, or Γ^phys read from a ledger) as record rows."""
+    return GovernanceRows(
+        epochs=[(e.permission, e.principal, e.n, e.held) for e in g.epochs],
+        shares=[(*s.slot, s.principal) for s in g.shares],
+        conflicts=[
+            (c.k, *c.slot, c.proposer, c.value, list(c.active), c.status) for c in g.conflicts
+        ],
+        requests=[
+            (r.task, r.handle, r.asker, r.permission, r.n, list(r.links), r.status)
+            for r in g.requests
+        ],
+        quarantine=[(q.turn, *q.fact) for q in g.quarantine],
+        deletions=[(d.event, *d.slot, d.status) for d in g.deletions],
+    )
+
+
+def governance_transition_record(t: GovernanceTransition) -> GovernanceTransitionRecord:
+    return GovernanceTransitionRecord(
+        event=t.event,
+        kind=t.kind,
+        slot=None if t.slot is None else tuple(t.slot),
+        principal=t.principal,
+        permission=t.permission,
+        task=t.task,
+        value=t.value,
+    )
+
+
+def gate_rank(item: Any) -> tuple[float, str, int, str]:
+    """The act gate's ranking of exposed items: by similarity, ties (every item of a policy
+    that does not rank by similarity, e.g. recency and fullcontext) newest first (amendment
+    12: by written_on, written_seq)."""
+    meta = item.metadata or {}
+    seq = meta.get("written_seq")
+    return (
+        -float(item.score or 0.0),
+        _neg_date(meta.get("written_on")),
+        -(seq if isinstance(seq, int) else 0),
+        str(item.id),
+    )
+
+
+def _neg_date(day: Any) -> str:
+    # Newest first within a score: invert the ISO date's digits so that a plain sort works.
+    text = str(day or "0000-00-00")
+    return "".join(chr(ord("9") - ord(c) + ord("0")) if c.isdigit() else c for c in text)
 
 
 def tau_tuple(tau: Interpretation) -> tuple[str, str, str, str]:
@@ -167,6 +225,8 @@ class Experiment:
         }
         self.provenance = Provenance(trajectory, self.lexicon)
         self.probe_refs = {p.id: p for p in reference.probes}
+        self.task_refs = {t.id: t for t in reference.tasks}
+        self.follows = self._checkpoint_before_each_turn()
         self.stores: dict[str, Any] = {}
         self.writers: dict[str, Writer] = {}
         self.governance_seconds = 0.0
@@ -193,6 +253,10 @@ class Experiment:
                 self.on_phase(
                     f"{unit.kind} (unit {unit.index}, conversation {unit.conversation.id})"
                 )
+                if unit.restart:
+                    # Every producer restarts: its writer is rebuilt from its store (and ledger)
+                    # alone, as after an interrupted run.
+                    self._build_writers(units[: unit.index])
                 if unit.writes:
                     snapshots.take(self.backend, self.stores, self.traj.principal)
                     self.journal.state["snapshot"] = unit.index
@@ -225,17 +289,47 @@ class Experiment:
             self.journal.state.get("snapshot"),
             self.journal.units_done,
         )
-        done = [
-            (unit.turns, unit.conversation)
-            for unit in units[: self.journal.units_done]
-            if unit.kind == "step"
-        ]
+        self._build_writers(units[: self.journal.units_done])
+
+    def _build_writers(self, done_units: Sequence[Unit]) -> None:
+        """A writer per producer on its row store, resumed from the units already done (its
+        in-memory state rebuilt from the store and, for a producer that keeps one, its
+        ledger): at the start of a run, on resume, and at a `restart`."""
+        done = [(u.turns, u.conversation) for u in done_units if u.writes]
         for producer, store in self.stores.items():
             writer = build_writer(
                 producer, store, self.traj.schema, self.readback, self.params.get(producer)
             )
             writer.resume(done)
             self.writers[producer] = writer
+
+    def _checkpoint_before_each_turn(self) -> dict[str, tuple[str, str]]:
+        """For each world-a turn, the last world-a checkpoint taken at or before it: the
+        state a probe after that turn reads (its record's `follows`)."""
+        order = {t.id: i for i, (_c, t) in enumerate(self.traj.turns())}
+        taken = sorted(
+            ((order[c.turn], c.kind != "pre-query", c.turn, c.kind) for c in self.ref.checkpoints),
+        )
+        out: dict[str, tuple[str, str]] = {}
+        last: tuple[str, str] | None = None
+        marks = iter(taken)
+        mark = next(marks, None)
+        for _conv, turn in self.traj.turns():
+            while mark is not None and mark[0] <= order[turn.id]:
+                last = (mark[2], mark[3])
+                mark = next(marks, None)
+            if last is not None:
+                out[turn.id] = last
+        return out
+
+    def query_tau(self, query: str) -> Interpretation:
+        """τ of a query with its asker (visibility is then part of E)."""
+        qref = self.ref.query(query)
+        return qref.tau._replace(asker=qref.asker)
+
+    def probe_tau(self, probe: str) -> Interpretation:
+        pref = self.probe_refs[probe]
+        return pref.tau._replace(asker=pref.asker)
 
     # -- units --------------------------------------------------------------------------
 
@@ -246,8 +340,7 @@ class Experiment:
             if self.sections.primary or self.sections.closed_loop:
                 self._query(unit)
         elif unit.kind == "task":
-            # `place run` refuses such trajectories before it starts (runner/checks.py).
-            raise NotImplementedError("tasks (docs/method.md §11) are not run yet")
+            self._task(unit)
         elif self.sections.utility:
             self._probes(unit.probes, unit.conversation)
 
@@ -262,6 +355,122 @@ class Experiment:
                 if event.op == "forget":
                     self._residue_check(event, "after", event_turn.id)
 
+    def _task(self, unit: Unit) -> None:
+        """A task or run turn (docs/method.md §11). Producers write first (a ledger records the
+        request; dialogue memories write nothing), then the world-a pre-task checkpoint, then,
+        where the task is decided (its own turn, or its run turn when deferred, and every
+        redelivery of either), the act gate decides it for every condition."""
+        conv, turn = unit.conversation, unit.turns[0]
+        for producer in self.design.producers:
+            started = time.perf_counter()
+            self.writers[producer].write(unit.turns, conv)
+            if producer in self.governance_producers:
+                self.governance_seconds += time.perf_counter() - started
+        self._checkpoint(turn.id, "pre-task", conv)
+        task_id = turn.task.id if turn.task is not None else turn.run
+        assert task_id is not None
+        task, tref = self.traj.task(task_id), self.task_refs[task_id]
+        redelivery = turn.redelivers is not None
+        if turn.task is not None and task.deferred and not redelivery:
+            return  # a deferred task's request: recorded, decided when it runs
+        asker = self.traj.speaker_of(turn)
+        taus = [
+            Interpretation(n.entity, n.predicate, n.scope, conv.date, asker) for n in task.needs
+        ]
+        permissions = self.traj.schema.permissions
+        for row, conditions in self.rows.items():
+            store = self.stores[row]
+            scan = store.scan()
+            ledger = read_governance(scan)
+            keeps_ledger = bool(scan.tables)
+            invisible = self._invisible_certified(scan.points, asker, conv.date)
+            request = next((r.handle for r in ledger.requests if r.task == task_id), None)
+            for condition in conditions:
+                policy = self.design.policy_of(condition)
+                decisions = [self._read(store, policy, turn.text, tau, conv.date) for tau in taus]
+                reads = [
+                    self._need_read(d, need, conv.date)
+                    for d, need in zip(decisions, task.needs, strict=True)
+                ]
+                decision = decide(
+                    task,
+                    asker,
+                    reads,
+                    ledger,
+                    keeps_ledger=keeps_ledger,
+                    owner_of_permission=lambda p: permissions[p].owner,
+                    redelivery=redelivery,
+                    invisible_certified=invisible.__contains__,
+                )
+                self.journal.append(
+                    TaskRecord(
+                        task=task_id,
+                        delivery=turn.id,
+                        turn=tref.turn,
+                        run_turn=tref.run_turn,
+                        conversation=conv.id,
+                        read_on=conv.date.isoformat(),
+                        condition=condition,
+                        asker=asker,
+                        redelivery=redelivery,
+                        reads=[
+                            ProbeRead(
+                                exposed=self._exposed(d, tau, conv.date, at=(turn.id, "pre-task")),
+                                admitted=d.admitted,
+                                raw_answer=None,
+                                outcome=None,
+                            )
+                            for d, tau in zip(decisions, taus, strict=True)
+                        ],
+                        taus=[tau_tuple(tau) for tau in taus],
+                        decision=GateDecisionRecord(
+                            kind=decision.kind,
+                            reasons=list(decision.reasons),
+                            args=None
+                            if decision.args is None
+                            else [list(a) for a in decision.args],
+                            handle=decision.handle,
+                            sources=None if decision.sources is None else list(decision.sources),
+                        ),
+                        reference=TaskReferenceRecord(
+                            decision=tref.decision or "block",
+                            reasons=list(tref.reasons),
+                            args=None if tref.args is None else [list(a) for a in tref.args],
+                            links=list(tref.links),
+                            handle=tref.handle,
+                        ),
+                        request=request,
+                        foreign_present=tref.foreign_present,
+                    )
+                )
+
+    def _need_read(self, decision: ReadDecision, need: Slot, day: dt.date) -> NeedRead:
+        """What one need's read gives the act gate: per exposed item in the gate's ranking,
+        the values β reads of the need's entity and predicate, and a certified item's event."""
+        items = []
+        for item in sorted(decision.items, key=gate_rank):
+            values = sorted(
+                {
+                    f.value
+                    for f in self.readback.read_record(item, day)
+                    if (f.entity, f.predicate) == (need.entity, need.predicate)
+                }
+            )
+            event = (item.metadata or {}).get("event_id") if is_certified(item.metadata) else None
+            items.append((tuple(values), None if event is None else str(event)))
+        many = self.traj.schema.predicates[need.predicate].cardinality == "many"
+        return NeedRead(need, many, tuple(items))
+
+    def _invisible_certified(self, points: Iterable[Any], asker: str, day: dt.date) -> set[Slot]:
+        """Slots with an active, unexpired certified record `asker` may not see (the act
+        gate's out-of-scope test)."""
+        out: set[Slot] = set()
+        for point in points:
+            for fact, readable in self.readback.held_facts(point, day):
+                if fact.certified and readable and asker not in (fact.visible_to or ()):
+                    out.add(Slot(fact.entity, fact.predicate, fact.scope))
+        return out
+
     def _write(
         self,
         writers: Mapping[str, Writer],
@@ -269,6 +478,7 @@ class Experiment:
         conv: Conversation,
         step: int,
         world: str,
+        query: str | None = None,
     ) -> None:
         for producer in self.design.producers:
             started = time.perf_counter()
@@ -286,13 +496,14 @@ class Experiment:
                     failures=done.failures,
                     llm_calls=[call_record(meta) for meta in done.llm_calls],
                     seconds=round(elapsed, 3),
+                    query=query,
                 )
             )
 
     def _checkpoint(
         self,
         turn_id: str,
-        kind: CheckpointKind,
+        kind: CheckpointKind | TaskCheckpointKind,
         conv: Conversation,
         *,
         world: str = "a",
@@ -306,13 +517,24 @@ class Experiment:
             reference = self.checkpoints[(turn_id, kind)].live
         expected = windowed_list(reference)
         post = kind == "post-update"
-        transitions = (
-            [transition_record(t) for t in self.checkpoints[(turn_id, kind)].transitions]
-            if post
+        ref = self.checkpoints.get((turn_id, kind))
+        transitions = [transition_record(t) for t in ref.transitions] if post and ref else []
+        previous = self.previous.get((turn_id, kind)) if post else None
+        untrusted = self.provenance.at(
+            turn_id, after=kind != "pre-query", inserted=inserted
+        ).untrusted()
+        # World a's post-update and pre-task checkpoints: Γ^phys of each row beside Γ*.
+        governed = world == "a" and kind != "pre-query" and ref is not None
+        reference_gov = (
+            governance_rows(ref.governance)
+            if governed and ref is not None and ref.governance is not None
+            else None
+        )
+        moves = (
+            [governance_transition_record(t) for t in ref.governance_events]
+            if governed and ref is not None
             else []
         )
-        previous = self.previous.get((turn_id, kind)) if post else None
-        untrusted = self.provenance.at(turn_id, after=post, inserted=inserted).untrusted()
         for row, conditions in self.rows.items():
             for n, condition in enumerate(conditions):
                 if n == 1 and faults.perturb_due("checkpoint-read"):
@@ -322,6 +544,13 @@ class Experiment:
                 observed = [
                     rf for p in scan.points for rf in self.readback.read_record(p, conv.date)
                 ]
+                governance = (
+                    None
+                    if reference_gov is None
+                    else GovernanceRecord(
+                        observed=governance_rows(read_governance(scan)), reference=reference_gov
+                    )
+                )
                 self.journal.append(
                     CheckpointRecord(
                         turn=turn_id,
@@ -336,6 +565,8 @@ class Experiment:
                         transitions=transitions,
                         previous=previous,
                         untrusted=untrusted,
+                        governance=governance,
+                        governance_transitions=moves,
                     )
                 )
 
@@ -366,8 +597,16 @@ class Experiment:
         return decision
 
     def _exposed(
-        self, decision: ReadDecision, tau: Interpretation, day: dt.date
+        self,
+        decision: ReadDecision,
+        tau: Interpretation,
+        day: dt.date,
+        at: tuple[str, str] | None = None,
     ) -> list[ExposedRecord]:
+        """The exposed items as records; `at` is the world-a checkpoint the read follows,
+        whose Γ* says which facts the asker may see (`visible`)."""
+        ref = self.checkpoints.get(at) if at is not None else None  # type: ignore[arg-type]  # reason: `at` is one of the reference's own (turn, kind) keys
+        asker = tau.asker
         out = []
         for item in decision.items:
             facts = [
@@ -382,6 +621,11 @@ class Experiment:
                     certified=f.certified,
                     readable=readable,
                     eligible=is_eligible(f, tau),
+                    visible=(
+                        True
+                        if ref is None or asker is None
+                        else ref.visible(Slot(f.entity, f.predicate, f.scope), asker)
+                    ),
                 )
                 for f, readable in self.readback.held_facts(item, day)
             ]
@@ -400,11 +644,16 @@ class Experiment:
     def _evaluated(
         self, store: Any, tau: Interpretation, day: dt.date
     ) -> tuple[frozenset[Fact], frozenset[Fact]]:
-        """(β state of the store, the eligible facts in it) at `day`."""
-        records = [rf for p in store.scan().points for rf in self.readback.read_record(p, day)]
+        """(β state of the store, the eligible facts in it that the asker may see) at `day`."""
+        records = [(p, rf) for p in store.scan().points for rf in self.readback.read_record(p, day)]
         return (
-            frozenset(r.fact for r in records),
-            frozenset(r.fact for r in records if is_eligible(r, tau)),
+            frozenset(r.fact for _p, r in records),
+            frozenset(
+                r.fact
+                for p, r in records
+                if is_eligible(r, tau)
+                and (tau.asker is None or tau.asker in self.readback.visible_to(p))
+            ),
         )
 
     def _query(self, unit: Unit) -> None:
@@ -412,13 +661,14 @@ class Experiment:
         query = turn.query
         assert query is not None
         qref = self.ref.query(query.id)
+        tau = self.query_tau(query.id)
         self._checkpoint(turn.id, "pre-query", conv, query=query.id)
         worlds = [("a", self.stores, qref.state, qref.support.facts)]
         clones: dict[str, Any] = {}
         if self.sections.primary and query.pair_insert is not None:
             clones = {row: self.stores[row].clone(f"{row}__b") for row in self.rows}
             forks = {row: self.writers[row].fork(clone) for row, clone in clones.items()}
-            self._write(forks, query.pair_insert, conv, 0, "b")
+            self._write(forks, query.pair_insert, conv, 0, "b", query=query.id)
             faults.kill_point("pair-world-b")
             assert qref.state_b is not None and qref.support_b is not None
             self._checkpoint(
@@ -437,7 +687,7 @@ class Experiment:
         try:
             for world, stores, state_ref, support in worlds:
                 for row, conditions in self.rows.items():
-                    state, evaluated = self._evaluated(stores[row], qref.tau, conv.date)
+                    state, evaluated = self._evaluated(stores[row], tau, conv.date)
                     for condition in conditions:
                         pending += self._plan_answers(
                             unit,
@@ -486,9 +736,10 @@ class Experiment:
         conv, turn = unit.conversation, unit.turns[0]
         query = turn.query
         assert query is not None
-        tau = self.ref.query(query.id).tau
+        qref = self.ref.query(query.id)
+        tau = self.query_tau(query.id)
         decision = self._read(store, self.design.policy_of(condition), turn.text, tau, conv.date)
-        exposed = self._exposed(decision, tau, conv.date)
+        exposed = self._exposed(decision, tau, conv.date, at=(turn.id, "pre-query"))
         shown = tuple(item.text for item in decision.items)
         modes: list[tuple[str, Sequence[DialogueTurn]]] = []
         if self.sections.primary:
@@ -514,6 +765,9 @@ class Experiment:
                     exposed=exposed,
                     admitted=decision.admitted,
                     gold=sorted(query.gold),
+                    asker=qref.asker,
+                    foreign_present=qref.foreign_present,
+                    read_on=conv.date.isoformat(),
                     **scored,
                 ),
             )
@@ -529,7 +783,7 @@ class Experiment:
         of the unit's at once, concurrently if configured), then the records in order."""
         planned: list[tuple[Probe, str, ProbeRead, ProbeRead | None]] = []
         for probe in probes:
-            tau = self.probe_refs[probe.id].tau
+            tau = self.probe_tau(probe.id)
             for row, conditions in self.rows.items():
                 clean_reads = {
                     c: self._probe_read(self.stores[row], c, probe, tau, conv) for c in conditions
@@ -583,6 +837,10 @@ class Experiment:
                     authorized=fact_list(pref.support.facts),
                     conflict_value=probe.conflict.value if probe.conflict else None,
                     forgotten=forgotten[probe.id],
+                    asker=pref.asker,
+                    foreign_present=pref.foreign_present,
+                    read_on=conv.date.isoformat(),
+                    follows=self.follows.get(probe.after),
                 )
             )
 
@@ -592,7 +850,7 @@ class Experiment:
         """What the condition's read policy exposes for the probe (not yet answered)."""
         decision = self._read(store, self.design.policy_of(condition), probe.text, tau, conv.date)
         return ProbeRead(
-            exposed=self._exposed(decision, tau, conv.date),
+            exposed=self._exposed(decision, tau, conv.date, at=self.follows.get(probe.after)),
             admitted=decision.admitted,
             raw_answer=None,
             outcome=None,
@@ -611,6 +869,11 @@ class Experiment:
             if ev == event.id
         )
         for producer, store in (stores or self.stores).items():
+            found = (
+                residue.residue_where(store, event, values, self.lexicon, self.traj.principal)
+                if values
+                else []
+            )
             self.journal.append(
                 ForgetRecord(
                     event=event.id,
@@ -618,9 +881,8 @@ class Experiment:
                     check=check,
                     slot=tuple(event.slot),
                     values=values,
-                    residue=residue.residue(store, event, values, self.lexicon, self.traj.principal)
-                    if values
-                    else [],
+                    residue=[text for text, _where in found],
+                    where=[where for _text, where in found],
                 )
             )
 

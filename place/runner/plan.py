@@ -39,7 +39,9 @@ class Unit:
 
     @property
     def writes(self) -> bool:
-        return self.kind == "step"
+        """The unit writes the row stores: a step, or a task turn (a ledger records the
+        request before the act gate decides)."""
+        return self.kind in ("step", "task")
 
     @property
     def event_turn(self) -> Turn | None:

@@ -23,25 +23,35 @@ def residue(
     store: Any, event: Event, values: Sequence[str], lexicon: Lexicon, principal: str
 ) -> list[str]:
     """Stored strings from which β reads a checked value of the slot's entity."""
+    return [text for text, _where in residue_where(store, event, values, lexicon, principal)]
+
+
+def residue_where(
+    store: Any, event: Event, values: Sequence[str], lexicon: Lexicon, principal: str
+) -> list[tuple[str, str]]:
+    """`residue`, each string with where it was found: `point` (a Qdrant payload),
+    `history` (Mem0's history database), `ledger` (a side-table row), or several of them
+    joined by `+` when the same string is in several places. Sorted by string."""
     scan = store.scan()
-    hits = []
+    found: dict[str, set[str]] = {}
     for point in scan.points:
         meta = point.metadata
         if is_certified(meta):
             if (meta["entity"], meta["predicate"], meta["scope"]) == tuple(event.slot) and meta[
                 "value"
             ] in values:
-                hits.append(point.text)
+                found.setdefault(point.text, set()).add("point")
         elif names_value(point.text, event, values, lexicon, principal):
-            hits.append(point.text)
+            found.setdefault(point.text, set()).add("point")
     for row in scan.history:
         for text in (row.old_memory, row.new_memory):
             if text and names_value(text, event, values, lexicon, principal):
-                hits.append(text)
+                found.setdefault(text, set()).add("history")
     for side in getattr(scan, "tables", ()):
         if side_row_holds(side.metadata, event, values, lexicon, principal):
-            hits.append(f"{side.id} {json.dumps(dict(side.metadata), sort_keys=True)}")
-    return sorted(set(hits))
+            text = f"{side.id} {json.dumps(dict(side.metadata), sort_keys=True)}"
+            found.setdefault(text, set()).add(side.table)
+    return [(text, "+".join(sorted(found[text]))) for text in sorted(found)]
 
 
 def side_row_holds(

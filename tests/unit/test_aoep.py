@@ -1,9 +1,12 @@
-"""AOEP scorecard (docs/method.md §10) on hand-built record sets, and its reference inputs.
+"""AOEP scorecard (docs/method.md §10, §11) on hand-built record sets, and its reference inputs.
 
-The record sets are tiny histories of one condition written by hand: alex's flight is set,
-superseded, his hotel retracted, his diet forgotten; a query and a conflict probe read the
-store afterwards. Each test changes the store's behaviour in one way and checks exactly
-which obligations and invariants move.
+The record sets are tiny histories of one condition written by hand. §10's: alex's flight is
+set, superseded, his hotel retracted, his diet forgotten; a query and a conflict probe read
+the store afterwards. §11's (`governed`): nora shares her electricity bill with theo and
+grants him the joint account, theo's task t1 pays the bill, the grant is revoked, his task
+t2 is blocked, theo proposes another party time and nora keeps hers, t1 is delivered again
+and rolled back, and a fact event is delivered again. Each test changes the store's or the
+act gate's behaviour in one way and checks exactly which obligations and invariants move.
 """
 
 from __future__ import annotations
@@ -15,16 +18,30 @@ from builders import ask, trajectory, user
 
 from place.design import PAPER
 from place.lexicon import Lexicon
-from place.metrics.aoep import INVARIANTS, OBLIGATIONS, scorecard, scorecard_items
+from place.metrics.aoep import (
+    GOVERNANCE_KINDS,
+    INVARIANTS,
+    OBLIGATIONS,
+    decision_matches,
+    scorecard,
+    scorecard_items,
+    task_counts,
+)
 from place.records import (
     CheckpointRecord,
     ExposedRecord,
     ForgetRecord,
+    GateDecisionRecord,
+    GovernanceRecord,
+    GovernanceRows,
+    GovernanceTransitionRecord,
     ProbeRead,
     ProbeRecord,
     QueryRecord,
     ReadFactRecord,
     RunRecords,
+    TaskRecord,
+    TaskReferenceRecord,
     TransitionRecord,
 )
 from place.reference.provenance import Provenance
@@ -188,13 +205,17 @@ def records(observed: dict[str, list], *, residue=(), reads=()) -> RunRecords:
     return out
 
 
-def counts(recs: RunRecords) -> dict[str, tuple[int, int]]:
-    card = scorecard(recs, PAPER)[C]
+def counts(recs: RunRecords, condition: str = C, design=PAPER) -> dict[str, tuple[int, int]]:
+    card = scorecard(recs, design)[condition]
     return {
         kind: (v["passed"], v["total"])
         for family in ("obligations", "invariants")
         for kind, v in card[family]["kinds"].items()
     }
+
+
+NO_GOVERNANCE = {kind: (0, 0) for kind in OBLIGATIONS + INVARIANTS if kind in GOVERNANCE_KINDS}
+"""§11's kinds on a history without §11's constructs: no item."""
 
 
 GOVERNED = {"t1": S1, "t2": S2, "t3": S3, "t4": S4}
@@ -213,6 +234,7 @@ def test_a_governed_store_keeps_every_obligation_and_breaks_no_invariant():
         "deletion": (1, 1),
         "promotion": (1, 1),
         "exposure": (2, 2),  # the query's read and the probe's clean read
+        **NO_GOVERNANCE,
     }
 
 
@@ -225,9 +247,16 @@ def test_an_empty_store_fails_every_obligation_and_passes_every_invariant():
         conflict_probe("6:05.", ["06:05"], []),
     )
     card = scorecard(records(empty, reads=reads), PAPER)[C]
-    assert all(v["passed"] == 0 and v["total"] > 0 for v in card["obligations"]["kinds"].values())
+    recall = [k for k in card["obligations"]["kinds"] if k not in GOVERNANCE_KINDS]
+    assert recall == ["forget", "transition", "support", "conflict"]
+    assert all(card["obligations"]["kinds"][k]["passed"] == 0 for k in recall)
+    assert all(card["obligations"]["kinds"][k]["total"] > 0 for k in recall)
     assert card["obligations"]["passed"] == 0
-    assert all(v["passed"] == v["total"] > 0 for v in card["invariants"]["kinds"].values())
+    assert all(
+        v["passed"] == v["total"] > 0
+        for k, v in card["invariants"]["kinds"].items()
+        if k not in GOVERNANCE_KINDS
+    )
     assert list(card["obligations"]["kinds"]) == list(OBLIGATIONS)
     assert list(card["invariants"]["kinds"]) == list(INVARIANTS)
 
@@ -369,3 +398,523 @@ def test_provenance_tracks_untrusted_and_forgotten_values():
     forwarded = Turn("t5~b1", "tool", "FWD: hotel is now Avenida", source="forwarded-email")
     assert ("hotel", "Avenida") in p.at("t5", after=False, inserted=[forwarded]).untrusted()
     assert ("hotel", "Avenida") not in p.at("t5", after=False).untrusted()
+
+
+# -- the tallies apart: items that read no answer, and answer clauses ---------------------
+
+
+def test_a_history_without_section_11_constructs_keeps_todays_figures():
+    """Layout-4 figures are what they were: §10's kinds and totals as before, every §11 kind
+    without an item, no task counts; the tallies apart only split §10's answer clauses off."""
+    card = scorecard(records(GOVERNED, reads=GOOD_READS), PAPER)[C]
+    assert (card["obligations"]["passed"], card["obligations"]["total"]) == (5, 5)
+    assert (card["invariants"]["passed"], card["invariants"]["total"]) == (4, 4)
+    assert all(
+        v == {"passed": 0, "total": 0, "failed": []}
+        for family in ("obligations", "invariants")
+        for k, v in card[family]["kinds"].items()
+        if k in GOVERNANCE_KINDS
+    )
+    assert card["model_independent"] == {
+        "obligations": {"passed": 4, "total": 4, "failed": []},  # without the conflict probe
+        "invariants": {"passed": 4, "total": 4, "failed": []},  # deletion without its answers
+    }
+    assert card["answer_dependent"] == {
+        "obligations": {"passed": 1, "total": 1, "failed": []},  # the conflict probe
+        "invariants": {"passed": 1, "total": 1, "failed": []},  # deletion's answer clause
+    }
+    assert task_counts(records(GOVERNED, reads=GOOD_READS), PAPER) is None
+
+
+def test_an_adopted_injected_value_fails_only_the_answer_dependent_tally():
+    harmed = (GOOD_READS[0], conflict_probe("6:05.", ["06:05"], [item(FLIGHT, "09:40")]))
+    card = scorecard(records(GOVERNED, reads=harmed), PAPER)[C]
+    assert card["obligations"]["kinds"]["conflict"]["failed"] == ["p1"]
+    assert card["model_independent"]["obligations"] == {"passed": 4, "total": 4, "failed": []}
+    assert card["answer_dependent"]["obligations"] == {
+        "passed": 0,
+        "total": 1,
+        "failed": ["conflict:p1"],
+    }
+
+
+def test_deletion_s_answer_clause_is_tallied_apart_from_its_exposure_clause():
+    asked = query(
+        [],
+        "You are vegetarian.",
+        ["vegetarian"],
+        tau=("alex", "diet", "global", "2026-03-02"),
+        authorized=[],
+        authorized_a=[],
+        gold=[],
+    )
+    card = scorecard(records(GOVERNED, reads=(asked, GOOD_READS[1])), PAPER)[C]
+    assert card["invariants"]["kinds"]["deletion"]["failed"] == ["t4#1"]
+    assert card["model_independent"]["invariants"]["failed"] == []  # nothing exposed
+    assert card["answer_dependent"]["invariants"]["failed"] == ["deletion:t4#1"]
+    # Exposing the forgotten value fails the model-independent part, whatever is answered.
+    shown = query([item(FLIGHT, "09:40"), item(DIET, "vegetarian")], "09:40.", ["09:40"])
+    card = scorecard(records(GOVERNED, reads=(shown, GOOD_READS[1])), PAPER)[C]
+    assert card["model_independent"]["invariants"]["failed"] == ["deletion:t4#1"]
+    assert card["answer_dependent"]["invariants"]["failed"] == []
+
+
+# -- §11: the governance-shaped kinds on a hand-built governed history ---------------------
+
+G = "PLACE"
+ACCOUNT = "joint_account"
+BILL = ("nora", "electricity_bill", "global")
+PARTY = ("nora", "party_time", "global")
+SALARY = ("theo", "salary", "global")
+STATE = [fact(BILL, "120 EUR"), fact(PARTY, "19:00"), fact(SALARY, "4100 EUR")]
+REQUEST_T1 = ("t1", "h-t1", "theo", ACCOUNT, 1, ["g1#1"], "requested")
+REQUEST_T2 = ("t2", "h-t2", "theo", ACCOUNT, 2, ["g1#1"], "requested")
+K1 = ("g4#1", *PARTY, "theo", "20:00", ["19:00"], "pending")
+
+
+def gt(event: str, kind: str, **kw: Any) -> GovernanceTransitionRecord:
+    return GovernanceTransitionRecord(event=event, kind=kind, **kw)
+
+
+def _timeline() -> list[tuple[str, str, list, list, GovernanceRows | None]]:
+    """(turn, checkpoint, lifecycle transitions, governance transitions, Γ*) of world a."""
+    granted = [(ACCOUNT, "theo", 1, True)]
+    revoked = [(ACCOUNT, "theo", 2, False)]
+    shares = [(*BILL, "theo")]
+    both = [REQUEST_T1, REQUEST_T2]
+    reverted = [(*REQUEST_T1[:6], "reverted"), REQUEST_T2]
+    resolved = [(*K1[:7], "resolved")]
+    return [
+        (
+            "g1",
+            "post-update",
+            [
+                transition("g1#1", "assert", BILL, added=["120 EUR"]),
+                transition("g1#2", "assert", PARTY, added=["19:00"]),
+                transition("g1#3", "assert", SALARY, added=["4100 EUR"]),
+            ],
+            [],
+            GovernanceRows(),
+        ),
+        (
+            "g2",
+            "post-update",
+            [],
+            [
+                gt("g2#1", "share", slot=BILL, principal="theo"),
+                gt("g2#2", "grant", principal="theo"),
+            ],
+            GovernanceRows(epochs=granted, shares=shares),
+        ),
+        (
+            "c-t1",
+            "pre-task",
+            [],
+            [gt("t1", "request")],
+            GovernanceRows(epochs=granted, shares=shares, requests=[REQUEST_T1]),
+        ),
+        (
+            "g3",
+            "post-update",
+            [],
+            [gt("g3#1", "revoke", principal="theo")],
+            GovernanceRows(epochs=revoked, shares=shares, requests=[REQUEST_T1]),
+        ),
+        (
+            "c-t2",
+            "pre-task",
+            [],
+            [gt("t2", "request")],
+            GovernanceRows(epochs=revoked, shares=shares, requests=both),
+        ),
+        (
+            "g4",
+            "post-update",
+            [],
+            [gt("g4#1", "propose", slot=PARTY, principal="theo", value="20:00")],
+            GovernanceRows(epochs=revoked, shares=shares, requests=both, conflicts=[K1]),
+        ),
+        ("q1", "pre-query", [], [], None),
+        (
+            "g5",
+            "post-update",
+            [],
+            [],
+            GovernanceRows(epochs=revoked, shares=shares, requests=both, conflicts=resolved),
+        ),
+        (
+            "r1",
+            "pre-task",
+            [],
+            [gt("t1", "duplicate")],
+            GovernanceRows(epochs=revoked, shares=shares, requests=both, conflicts=resolved),
+        ),
+        (
+            "g6",
+            "post-update",
+            [],
+            [gt("g6#1", "rollback")],
+            GovernanceRows(epochs=revoked, shares=shares, requests=reverted, conflicts=resolved),
+        ),
+        (
+            "g7",
+            "post-update",
+            [],
+            [gt("g1#1", "duplicate", slot=BILL)],
+            GovernanceRows(epochs=revoked, shares=shares, requests=reverted, conflicts=resolved),
+        ),
+    ]
+
+
+def exposed_fact(slot, value, *, visible: bool = True, event: str = "g1#1") -> ExposedRecord:
+    return item(slot, value, text=f"{slot[1]}: {value}").model_copy(
+        update={
+            "id": f"{event}:{value}",
+            "facts": [
+                item(slot, value).facts[0].model_copy(update={"visible": visible}),
+            ],
+        }
+    )
+
+
+def execute(args=(("120 EUR",),), handle="h-t1", sources=("g1#1",)) -> GateDecisionRecord:
+    return GateDecisionRecord(
+        kind="execute",
+        args=[list(a) for a in args],
+        handle=handle,
+        sources=list(sources),
+    )
+
+
+DECISIONS = {
+    "c-t1": execute(),
+    "c-t2": GateDecisionRecord(kind="block", reasons=["stale-epoch"]),
+    "r1": GateDecisionRecord(kind="duplicate"),
+}
+
+
+def task_record(
+    delivery: str, decision: GateDecisionRecord, exposed: list[ExposedRecord], condition: str
+) -> TaskRecord:
+    task = "t2" if delivery == "c-t2" else "t1"
+    allowed = task == "t1"
+    return TaskRecord(
+        task=task,
+        delivery=delivery,
+        turn=f"c-{task}",
+        run_turn=f"c-{task}",
+        conversation="c1",
+        read_on="2026-03-02",
+        condition=condition,
+        asker="theo",
+        redelivery=delivery == "r1",
+        reads=[ProbeRead(exposed=exposed, admitted=None, raw_answer=None, outcome=None)],
+        taus=[(*BILL, "2026-03-02")],
+        decision=decision,
+        reference=TaskReferenceRecord(
+            decision="allow" if allowed else "block",
+            reasons=[] if allowed else ["stale-epoch"],
+            args=[["120 EUR"]] if allowed else None,
+            links=["g1#1"],
+        ),
+        foreign_present=True,  # nora's party time is hers alone
+    )
+
+
+def governed(
+    *,
+    condition: str = G,
+    ledger: bool = True,
+    tamper: dict[str, GovernanceRows] | None = None,
+    state: dict[str, list] | None = None,
+    decisions: dict[str, GateDecisionRecord] | None = None,
+    task_reads: dict[str, list[ExposedRecord]] | None = None,
+    query_exposed: list[ExposedRecord] | None = None,
+) -> RunRecords:
+    """The governed history as one condition's records. `ledger`: Γ^phys is Γ* (else empty);
+    `tamper`: Γ^phys at some turns; `state`: S^phys at some turns (else S*); `decisions`:
+    the act gate's per delivery; `task_reads` and `query_exposed`: what reads exposed."""
+    out = RunRecords()
+    previous: tuple[str, str] | None = None
+    for turn, kind, transitions, moves, reference in _timeline():
+        observed = (tamper or {}).get(turn, reference if ledger else GovernanceRows())
+        out.checkpoints.append(
+            CheckpointRecord(
+                turn=turn,
+                checkpoint=kind,
+                conversation="c1",
+                date="2026-03-02",
+                condition=condition,
+                query="q1" if kind == "pre-query" else None,
+                observed=sorted((state or {}).get(turn, STATE)),
+                reference=sorted(STATE),
+                transitions=transitions,
+                previous=previous if kind == "post-update" else None,
+                governance=None
+                if reference is None
+                else GovernanceRecord(observed=observed, reference=reference),
+                governance_transitions=moves,
+            )
+        )
+        previous = (turn, kind)
+    bill = [exposed_fact(BILL, "120 EUR")]
+    for delivery in ("c-t1", "c-t2", "r1"):
+        decision = (decisions or {}).get(delivery, DECISIONS[delivery])
+        reads = (task_reads or {}).get(delivery, bill)
+        out.tasks.append(task_record(delivery, decision, reads, condition))
+    out.queries.append(
+        query(
+            bill if query_exposed is None else query_exposed,
+            "120 EUR.",
+            ["120 EUR"],
+            condition=condition,
+            turn="q1",
+            tau=(*BILL, "2026-03-02"),
+            gold=["120 EUR"],
+            authorized=[(BILL[0], BILL[1], "120 EUR", BILL[2])],
+            authorized_a=[(BILL[0], BILL[1], "120 EUR", BILL[2])],
+            forgotten=[],
+            asker="nora",
+            foreign_present=True,  # theo's salary is his alone
+        )
+    )
+    return out
+
+
+def gcounts(recs: RunRecords) -> dict[str, tuple[int, int]]:
+    return {k: v for k, v in counts(recs, G).items() if k in GOVERNANCE_KINDS}
+
+
+def failures(recs: RunRecords, kind: str) -> dict[str, str]:
+    return {
+        i.item: i.evidence
+        for i in scorecard_items(recs, PAPER)
+        if i.condition == G and i.kind == kind and not i.passed
+    }
+
+
+GOVERNED_COUNTS = {
+    "act": (1, 1),  # t1
+    "epoch": (1, 1),  # g3's revoke
+    "block": (1, 1),  # t2
+    "surface": (1, 1),  # g4's proposal
+    "rollback": (1, 1),  # g6's rollback of t1
+    "authority": (2, 2),  # t2 (stale-epoch) and the proposal
+    "traceability": (2, 2),  # t1 and t2
+    "non-exposure": (3, 3),  # q1 (nora) and t1, t2 (theo)
+    "idempotence": (2, 2),  # t1 delivered again, g1#1 delivered again
+}
+
+
+def test_a_governed_store_keeps_every_governance_obligation_and_invariant():
+    recs = governed()
+    assert gcounts(recs) == GOVERNED_COUNTS
+    card = scorecard(recs, PAPER)[G]
+    assert card["obligations"]["kinds"]["epoch"]["failed"] == []
+    assert card["model_independent"]["obligations"]["failed"] == []
+    assert card["model_independent"]["invariants"]["failed"] == []
+    ids = {
+        k: [i.item for i in scorecard_items(recs, PAPER) if i.condition == G and i.kind == k]
+        for k in GOVERNED_COUNTS
+    }
+    assert ids == {
+        "act": ["t1"],
+        "epoch": ["g3#1"],
+        "block": ["t2"],
+        "surface": ["g4#1"],
+        "rollback": ["g6#1"],
+        "authority": ["t2", "g4#1"],
+        "traceability": ["t1", "t2"],
+        "non-exposure": ["query:q1", "task:t1", "task:t2"],
+        "idempotence": ["t1", "g1#1"],
+    }
+
+
+def test_a_store_without_a_ledger_fails_every_epoch_surface_and_rollback():
+    got = gcounts(governed(ledger=False))
+    assert got == {**GOVERNED_COUNTS, "epoch": (0, 1), "surface": (0, 1), "rollback": (0, 1)}
+    assert "ledger's epoch None is not" in failures(governed(ledger=False), "epoch")["g3#1"]
+
+
+@pytest.mark.parametrize(
+    ("decision", "why"),
+    [
+        (GateDecisionRecord(kind="no-support"), "first decision c-t1: no-support"),
+        (execute(args=(("80 EUR",),)), "executed with [['80 EUR']], not [['120 EUR']]"),
+    ],
+    ids=["not-executed", "wrong-args"],
+)
+def test_act_fails_unless_the_allowed_task_executes_with_the_reference_args(decision, why):
+    recs = governed(decisions={"c-t1": decision})
+    assert gcounts(recs)["act"] == (0, 1)
+    assert why in failures(recs, "act")["t1"]
+
+
+def test_act_reads_the_first_decision_not_a_redelivery():
+    # The redelivery executes; the first decision did not: act fails (and idempotence too).
+    recs = governed(decisions={"c-t1": GateDecisionRecord(kind="no-support"), "r1": execute()})
+    assert gcounts(recs)["act"] == (0, 1)
+    assert gcounts(recs)["idempotence"] == (1, 2)
+
+
+def test_epoch_fails_when_the_ledger_still_holds_a_revoked_permission():
+    stale = GovernanceRows(epochs=[(ACCOUNT, "theo", 1, True)], shares=[(*BILL, "theo")])
+    recs = governed(tamper={"g4": stale})  # right at the revoke it was right, later not
+    assert gcounts(recs)["epoch"] == (0, 1)
+    assert "g4: ledger's epoch" in failures(recs, "epoch")["g3#1"]
+    # Before the revoke the epoch is not judged by this item.
+    assert gcounts(governed(tamper={"g2": GovernanceRows()}))["epoch"] == (1, 1)
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        GateDecisionRecord(kind="no-support"),
+        GateDecisionRecord(kind="block", reasons=["out-of-scope"]),
+        execute(),
+    ],
+    ids=["no-support", "another-reason", "executed"],
+)
+def test_block_needs_a_block_for_one_of_the_reference_reasons(decision):
+    recs = governed(decisions={"c-t2": decision})
+    assert gcounts(recs)["block"] == (0, 1)
+    # Executing a task blocked for a stale epoch also breaks authority.
+    assert gcounts(recs)["authority"] == ((1, 2) if decision.kind == "execute" else (2, 2))
+
+
+def test_surface_fails_when_the_ledger_does_not_show_the_conflict_until_resolved():
+    base = _timeline()
+    at = {turn: ref for turn, _k, _t, _m, ref in base}
+    assert at["g5"] is not None and at["g4"] is not None
+    unresolved = at["g5"].model_copy(update={"conflicts": [K1]})
+    assert gcounts(governed(tamper={"g5": unresolved}))["surface"] == (0, 1)
+    missing = at["g4"].model_copy(update={"conflicts": []})
+    recs = governed(tamper={"g4": missing})
+    assert gcounts(recs)["surface"] == (0, 1)
+    assert "g4: ledger's conflict None is not" in failures(recs, "surface")["g4#1"]
+    # After the resolution the conflict row is not this item's business.
+    assert gcounts(governed(tamper={"g6": at["g7"].model_copy(update={"conflicts": []})}))[
+        "surface"
+    ] == (1, 1)
+
+
+def test_rollback_needs_an_executed_task_and_a_reverted_request_from_then_on():
+    base = {turn: ref for turn, _k, _t, _m, ref in _timeline()}
+    assert base["g7"] is not None
+    forgotten = base["g7"].model_copy(update={"requests": [REQUEST_T1, REQUEST_T2]})
+    recs = governed(tamper={"g7": forgotten})
+    assert gcounts(recs)["rollback"] == (0, 1)
+    assert "g7 (post-update): ledger's request" in failures(recs, "rollback")["g6#1"]
+    never = governed(decisions={"c-t1": GateDecisionRecord(kind="no-support")})
+    assert gcounts(never)["rollback"] == (0, 1)
+    assert "task t1 was never executed" in failures(never, "rollback")["g6#1"]
+
+
+def test_authority_fails_when_a_checkpoint_holds_the_proposed_value_s_star_does_not():
+    adopted = sorted([fact(BILL, "120 EUR"), fact(PARTY, "20:00"), fact(SALARY, "4100 EUR")])
+    recs = governed(state={"q1": adopted})  # the pre-query checkpoint, between k and g5
+    assert gcounts(recs)["authority"] == (1, 2)
+    assert (
+        "q1 (pre-query) holds ['nora', 'party_time', '20:00', 'global']"
+        in failures(recs, "authority")["g4#1"]
+    )
+    # After the resolution (g5) holding 20:00 is not this item's business.
+    assert gcounts(governed(state={"g6": adopted}))["authority"] == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("decision", "why"),
+    [
+        (execute(handle=None), "executed without a handle"),
+        (execute(handle="h-t9"), "handle 'h-t9' is not the request's 'h-t1'"),
+        (execute(sources=(None,)), "executed with a null source"),
+        (execute(sources=("g9#1",)), "sources ['g9#1'] not in the request's links"),
+    ],
+    ids=["no-handle", "other-handle", "null-source", "unlinked-source"],
+)
+def test_traceability_fails_on_an_execute_without_the_request_s_handle_and_links(decision, why):
+    recs = governed(decisions={"c-t1": decision})
+    assert gcounts(recs)["traceability"] == (1, 2)
+    assert why in failures(recs, "traceability")["t1"]
+
+
+def test_non_exposure_fails_when_a_read_shows_a_fact_its_asker_may_not_see():
+    salary = exposed_fact(SALARY, "4100 EUR", visible=False, event="g1#3")
+    bill = exposed_fact(BILL, "120 EUR")
+    recs = governed(query_exposed=[bill, salary])
+    assert gcounts(recs)["non-exposure"] == (2, 3)
+    assert "4100 EUR" in failures(recs, "non-exposure")["query:q1"]
+    recs = governed(task_reads={"c-t2": [bill, salary]})
+    assert gcounts(recs)["non-exposure"] == (2, 3)
+    assert set(failures(recs, "non-exposure")) == {"task:t2"}
+
+
+def test_non_exposure_fails_when_a_task_executes_with_a_foreign_value():
+    hidden = exposed_fact(BILL, "95 EUR", visible=False)
+    recs = governed(task_reads={"c-t1": [hidden]}, decisions={"c-t1": execute(args=(("95 EUR",),))})
+    assert "executed with foreign value(s) ['95 EUR']" in failures(recs, "non-exposure")["task:t1"]
+
+
+def test_idempotence_fails_when_a_redelivery_executes_or_changes_the_slot():
+    recs = governed(decisions={"r1": execute()})
+    assert gcounts(recs)["idempotence"] == (1, 2)
+    assert "r1: execute" in failures(recs, "idempotence")["t1"]
+    twice = sorted([*STATE, fact(BILL, "95 EUR")])
+    recs = governed(state={"g7": twice})
+    assert gcounts(recs)["idempotence"] == (1, 2)
+    assert (
+        "g7: slot held ['120 EUR'], now ['120 EUR', '95 EUR']"
+        in failures(recs, "idempotence")["g1#1"]
+    )
+
+
+def test_governance_kinds_count_in_the_totals_and_in_the_model_independent_tally():
+    card = scorecard(governed(ledger=False), PAPER)[G]
+    # §10 items of this history: the support obligation and the exposure of q1.
+    assert (card["obligations"]["passed"], card["obligations"]["total"]) == (3, 6)
+    assert (card["invariants"]["passed"], card["invariants"]["total"]) == (10, 10)
+    assert card["model_independent"]["obligations"] == {
+        "passed": 3,
+        "total": 6,
+        "failed": ["epoch:g3#1", "surface:g4#1", "rollback:g6#1"],
+    }
+    assert card["answer_dependent"]["obligations"] == {"passed": 0, "total": 0, "failed": []}
+
+
+def test_task_counts_per_condition_and_what_matches_the_reference():
+    recs = governed()
+    assert task_counts(recs, PAPER) == {
+        "Native": dict.fromkeys(
+            ("deliveries", "executed", "blocked", "no_support", "duplicate", "matching"), 0
+        ),
+        "CSS": dict.fromkeys(
+            ("deliveries", "executed", "blocked", "no_support", "duplicate", "matching"), 0
+        ),
+        "QASC": dict.fromkeys(
+            ("deliveries", "executed", "blocked", "no_support", "duplicate", "matching"), 0
+        ),
+        "PLACE": {
+            "deliveries": 3,
+            "executed": 1,
+            "blocked": 1,
+            "no_support": 0,
+            "duplicate": 1,
+            "matching": 3,
+        },
+    }
+    plain = governed(
+        decisions={
+            "c-t1": execute(args=(("80 EUR",),)),
+            "c-t2": GateDecisionRecord(kind="no-support"),
+            "r1": execute(),
+        }
+    )
+    assert task_counts(plain, PAPER)["PLACE"] == {
+        "deliveries": 3,
+        "executed": 2,
+        "blocked": 0,
+        "no_support": 1,
+        "duplicate": 0,
+        "matching": 0,
+    }
+    assert [decision_matches(t) for t in recs.tasks] == [True, True, True]

@@ -255,3 +255,56 @@ def test_write_plots_adds_the_scorecard(tmp_path: Path) -> None:
     first = (tmp_path / "plots" / "aoep.png").read_bytes()
     aoep_scorecard(paper_doc(), tmp_path / "again.png")
     assert (tmp_path / "again.png").read_bytes() == first  # deterministic
+
+
+# -- place-metrics/4: §11's kinds and the tallies apart ------------------------------------
+
+GOVERNANCE = {
+    "obligations": ("act", "epoch", "block", "surface", "rollback"),
+    "invariants": ("authority", "traceability", "non-exposure", "idempotence"),
+}
+
+
+def card4(base: dict[str, Any], **governance: tuple[int, int]) -> dict[str, Any]:
+    """A /4 scorecard: `base`'s §10 kinds, §11's kinds (no item unless given) and the
+    tallies apart (their values do not reach the scorecard table)."""
+    out: dict[str, Any] = {}
+    for family, names in GOVERNANCE.items():
+        per = dict(base[family]["kinds"])
+        per.update(kinds({k: governance.get(k.replace("-", "_"), (0, 0)) for k in names}))
+        out[family] = {
+            "passed": sum(v["passed"] for v in per.values()),
+            "total": sum(v["total"] for v in per.values()),
+            "kinds": per,
+        }
+    tally = {"passed": 0, "total": 0, "failed": []}
+    out["model_independent"] = {"obligations": tally, "invariants": tally}
+    out["answer_dependent"] = {"obligations": tally, "invariants": tally}
+    return out
+
+
+def test_an_ungoverned_place_metrics_4_document_renders_today_s_scorecard(tmp_path: Path) -> None:
+    old = paper_doc()
+    assert old.aoep is not None
+    new = doc("tiny", PAPER.names, {c: card4(v) for c, v in old.aoep.items()})
+    new = new.model_copy(update={"schema_": "place-metrics/4"})
+    assert aoep([new], paper=False) == aoep([old], paper=False)
+    assert aoep_scorecard(new, tmp_path / "new.png") == aoep_scorecard(old, tmp_path / "old.png")
+    assert (tmp_path / "new.png").read_bytes() == (tmp_path / "old.png").read_bytes()
+
+
+def test_section_11_kinds_get_their_columns_when_a_run_has_items() -> None:
+    old = paper_doc()
+    assert old.aoep is not None
+    governed = {
+        c: card4(v, act=(1, 1), block=(0, 4), non_exposure=(7, 8)) for c, v in old.aoep.items()
+    }
+    t = aoep([doc("tiny", PAPER.names, governed)], paper=False)
+    assert t.header == [
+        *HEADER[:7], "Act", "Block",
+        *HEADER[7:], "Non-exposure",
+    ]  # fmt: skip
+    assert t.title.endswith("§10, §11)")
+    place = dict(zip(t.header, t.rows[3], strict=True))
+    assert place["Obligations"] == "15/20" and place["Act"] == "1/1" and place["Block"] == "0/4"
+    assert place["Invariants"] == "25/26" and place["Non-exposure"] == "7/8"

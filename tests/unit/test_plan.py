@@ -133,4 +133,4 @@ def test_governance_turns_make_task_units_restart_flags_and_speaker_steps() -> N
             said = {traj.speaker_of(t) for t in u.turns if t.role != "assistant"}
             assert len(said) == 1, (u.index, [t.id for t in u.turns])
         if u.kind == "task":
-            assert not u.writes
+            assert u.writes  # a ledger records the request before the gate decides

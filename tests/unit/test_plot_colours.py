@@ -44,7 +44,7 @@ from place.trajectory.model import FAMILIES
 
 MIN_DELTA_E = 10.0
 
-WIDER = Design("wider", (*EXTENDED.producers, "userlog"), (*EXTENDED.policies, "recency"))
+WIDER = Design("wider", (*EXTENDED.producers, "userlog"), (*EXTENDED.policies, "fresh"))
 """The extended design with a producer and a policy no shipped code knows (not registered)."""
 
 
@@ -107,9 +107,9 @@ def test_every_condition_of_a_design_has_its_own_colour(design: Design) -> None:
 def test_registered_later_producer_and_policy_get_a_hue_and_a_shade() -> None:
     with PRODUCERS.scoped(), POLICIES.scoped():
         register_producer("userlog", display="UserLog")(lambda store, context: None)
-        register_policy("recency", display="Recency")(lambda context: None)
+        register_policy("fresh", display="Fresh")(lambda context: None)
         design = Design("later", WIDER.producers, WIDER.policies)
-        assert "UserLog/Recency" in design.names
+        assert "UserLog/Fresh" in design.names
         colours = palette(design.names, design)
         assert_distinct(colours)
         assert {c: color(c, list(design.names)) for c in design.names} == colours

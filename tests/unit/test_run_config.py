@@ -51,15 +51,12 @@ def test_invalid_trajectory_exits_2_naming_the_file(tmp_path, capsys) -> None:
     assert not run_dir.exists()
 
 
-def test_a_governed_trajectory_is_refused_until_the_runner_runs_it(tmp_path, capsys) -> None:
-    """Until issue #27's runner part lands, `place run` says so instead of failing midway."""
-    governed = Path(__file__).parents[1] / "data" / "good" / "governance.yaml"
-    run_dir = tmp_path / "run"
-    code = main(["run", f"trajectory.path={governed}", f"hydra.run.dir={run_dir}"])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert f"{governed}: uses the governance constructs of docs/method.md §11" in err
-    assert not run_dir.exists()
+def test_the_aoep_pilot_trajectory_passes_every_check(capsys) -> None:
+    """The governance constructs of docs/method.md §11 run: `place run --check` accepts the
+    pilot trajectory with the paper's design and with `design=aoep`."""
+    assert main(["run", "--check", "trajectory=aoep-pilot"]) == 0
+    assert main(["run", "--check", "trajectory=aoep-pilot", "design=aoep"]) == 0
+    assert "config ok" in capsys.readouterr().out
 
 
 def test_configs_compose_for_every_model_and_experiment() -> None:
