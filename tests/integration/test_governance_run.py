@@ -38,6 +38,34 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def aoep(run: Path) -> dict[str, Any]:
+    return json.loads((run / "metrics.json").read_text())["aoep"]
+
+
+def test_place_keeps_every_answer_free_obligation_and_holds_every_invariant(run: Path) -> None:
+    """docs/method.md §11's facts on every model: PLACE passes every item that reads no
+    answer on the pilot trajectory."""
+    place = aoep(run)["PLACE"]["model_independent"]
+    for family in ("obligations", "invariants"):
+        assert place[family]["passed"] == place[family]["total"] > 0, (family, place[family])
+
+
+def test_none_keeps_no_answer_free_obligation_and_holds_every_invariant(run: Path) -> None:
+    for name, card in aoep(run).items():
+        if name.startswith("None/"):
+            tally = card["model_independent"]
+            assert tally["obligations"]["passed"] == 0, (name, tally["obligations"])
+            assert tally["invariants"]["passed"] == tally["invariants"]["total"], name
+
+
+def test_a_producer_without_a_ledger_fails_every_governance_obligation(run: Path) -> None:
+    for name, card in aoep(run).items():
+        if name.split("/")[0] in ("None", "Append", "Extract", "Native", "QASC"):
+            for kind in ("epoch", "block", "surface", "rollback"):
+                item = card["obligations"]["kinds"][kind]
+                assert item["total"] > 0 and item["passed"] == 0, (name, kind, item)
+
+
 def records(run: Path, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "records" / f"{name}.jsonl").open()]
 
