@@ -110,6 +110,28 @@ def is_certified(metadata: Mapping[str, Any]) -> bool:
     return metadata.get(LIFECYCLE_MARKER) == LIFECYCLE_VERSION
 
 
+# --- summaries (docs/method.md §11, "Derived summaries") ------------------------------------
+
+SUMMARY_MARKER = "place_summary"
+"""Metadata key of a plain summary (native, append, extract at a compaction point): its
+record texts joined by newlines, each line read as its own record."""
+DERIVED_MARKER = "place_derived"
+"""Metadata key of CSS's derived summary: its facts, each with its lifecycle, are in
+`DERIVED_FACTS`; β reads those, never the text."""
+DERIVED_FACTS = "facts"
+SUMMARY_KEYS = ("summary_entity", "summary_scope", "summary_after")
+"""What every summary names: the compaction entry's entity and scope, and its turn."""
+
+
+def is_summary(metadata: Mapping[str, Any]) -> bool:
+    """A summary of either kind: producers that revisit their records leave these alone."""
+    return bool(metadata.get(SUMMARY_MARKER) or metadata.get(DERIVED_MARKER))
+
+
+def is_derived(metadata: Mapping[str, Any]) -> bool:
+    return bool(metadata.get(DERIVED_MARKER))
+
+
 class Readback:
     """β for one trajectory's lexicon."""
 
@@ -123,6 +145,8 @@ class Readback:
         nothing); exposure of such a record is exposure of an ineligible fact.
         """
         meta = record.metadata or {}
+        if is_derived(meta):
+            return tuple(self._derived_facts(meta, day))
         if is_certified(meta):
             status = str(meta.get("status"))
             until = _date(meta.get("valid_until"))
@@ -143,8 +167,44 @@ class Readback:
         # Plain text: QASC cannot know better than "active, open window".
         return tuple(
             (ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False), True)
-            for f in sorted(self.lexicon.read_as(record.text, speaker_of(meta)))
+            for f in sorted(self._plain_facts(record.text, meta))
         )
+
+    def _plain_facts(
+        self, text: str, meta: Mapping[str, Any], predicate: str | None = None
+    ) -> set[Fact]:
+        """β of a plain record's text; a plain summary's lines each as their own record."""
+        speaker = speaker_of(meta)
+        if meta.get(SUMMARY_MARKER):
+            return {
+                f
+                for line in text.split("\n")
+                for f in self.lexicon.read_as(line, speaker, predicate)
+            }
+        return set(self.lexicon.read_as(text, speaker, predicate))
+
+    def _derived_facts(self, meta: Mapping[str, Any], day: dt.date) -> list[tuple[ReadFact, bool]]:
+        """A derived summary's facts from its metadata, each readable while active and
+        unexpired (method.md §14: β reads a summary's active and unexpired facts)."""
+        principal = self.lexicon.principal
+        out = []
+        for raw in meta.get(DERIVED_FACTS) or ():
+            status = str(raw.get("status"))
+            until = _date(raw.get("valid_until"))
+            fact = ReadFact(
+                str(raw["entity"]),
+                str(raw["predicate"]),
+                str(raw["value"]),
+                str(raw["scope"]),
+                status,
+                _date(raw.get("valid_from")),
+                until,
+                True,
+                record_owner(raw, principal),
+                record_visible_to(raw, principal),
+            )
+            out.append((fact, status == "active" and not expired(until, day)))
+        return out
 
     def read_record(self, record: StoredRecord, day: dt.date) -> tuple[ReadFact, ...]:
         """β of one record on `day`: only active, unexpired facts."""
@@ -161,11 +221,11 @@ class Readback:
         (place.eligibility.admits). A plain record is read for just that predicate (β per
         predicate is the cost) and counts as active with an open window."""
         meta = record.metadata or {}
-        if is_certified(meta):
+        if is_certified(meta) or is_derived(meta):
             return tuple(f for f in self.read_record(record, day) if f.predicate == predicate)
         return tuple(
             ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
-            for f in self.lexicon.read_as(record.text, speaker_of(meta), predicate)
+            for f in sorted(self._plain_facts(record.text, meta, predicate))
         )
 
     def visible_to(self, record: StoredRecord) -> tuple[str, ...]:
@@ -175,4 +235,8 @@ class Readback:
         meta = record.metadata or {}
         if is_certified(meta):
             return record_visible_to(meta, self.lexicon.principal)
+        if is_derived(meta):
+            # Those who may see every line (decision: a summary is shown whole or not at all).
+            seen = [set(f.visible_to or ()) for f, _ in self._derived_facts(meta, dt.date.min)]
+            return tuple(sorted(set.intersection(*seen))) if seen else ()
         return (speaker_of(meta) or self.lexicon.principal,)

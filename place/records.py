@@ -388,7 +388,31 @@ class ForgetRecord(_Record):
     """Per residue string, where it was found: `point`, `history`, `ledger` or `summary`."""
 
 
-RunRecord = CheckpointRecord | QueryRecord | ProbeRecord | ForgetRecord | StepRecord | TaskRecord
+class CompactionRecord(_Record):
+    """The summary one producer wrote at one compaction point (docs/method.md §11, world a;
+    written only by trajectories with `compactions`)."""
+
+    kind: Literal["compaction"] = "compaction"
+    after: str
+    """The turn the compaction point follows."""
+    entity: str
+    scope: str
+    producer: Producer
+    operations: list[dict]
+    """What was written: a plain summary's `SUMMARY` (id, text); CSS's `summary` (ids
+    added). Empty when the group held nothing."""
+    seconds: float
+
+
+RunRecord = (
+    CheckpointRecord
+    | QueryRecord
+    | ProbeRecord
+    | ForgetRecord
+    | StepRecord
+    | TaskRecord
+    | CompactionRecord
+)
 """Any record a run writes to `records/` (its `kind` names its file in `RECORD_FILES`)."""
 
 RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
@@ -398,6 +422,7 @@ RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
     "forget": ("forgets.jsonl", ForgetRecord),
     "step": ("steps.jsonl", StepRecord),
     "task": ("tasks.jsonl", TaskRecord),
+    "compaction": ("compactions.jsonl", CompactionRecord),
 }
 
 
@@ -411,6 +436,7 @@ class RunRecords:
     forgets: list[ForgetRecord] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
     tasks: list[TaskRecord] = field(default_factory=list)
+    compactions: list[CompactionRecord] = field(default_factory=list)
 
     @classmethod
     def load(cls, records_dir: Path) -> RunRecords:
@@ -422,6 +448,7 @@ class RunRecords:
             "forget": out.forgets,
             "step": out.steps,
             "task": out.tasks,
+            "compaction": out.compactions,
         }
         for kind, (name, model) in RECORD_FILES.items():
             path = records_dir / name

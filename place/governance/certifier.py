@@ -44,6 +44,7 @@ from place.governance.ledger import (
     is_ledger_row,
     ledger_metadata,
 )
+from place.governance.summaries import DerivedSummaries
 from place.lexicon import Lexicon
 from place.memory.tables import SideRow
 from place.readback import (
@@ -53,6 +54,7 @@ from place.readback import (
     VISIBLE_TO,
     Readback,
     is_certified,
+    is_derived,
     record_owner,
     record_visible_to,
 )
@@ -63,7 +65,7 @@ from place.reference.governance import (
     RequestRow,
 )
 from place.reference.lifecycle import FactRecord, LifecycleState, Status, Transition
-from place.trajectory.model import GLOBAL_SCOPE, Event, Schema, Slot, Task
+from place.trajectory.model import GLOBAL_SCOPE, Compaction, Event, Schema, Slot, Task
 
 OPEN_FROM = 0
 OPEN_UNTIL = 99_999_999
@@ -242,6 +244,8 @@ class Certifier:
         self.visibility: dict[str, Visibility] = {}
         """event id of a governed record -> the (owner, visible_to) its metadata holds."""
         self._lexicons: dict[str, Lexicon] = {readback.lexicon.principal: readback.lexicon}
+        self.summaries = DerivedSummaries(store, schema, render)
+        """The derived summaries written at compaction points (method.md §11)."""
 
     @property
     def governed(self) -> LifecycleState:
@@ -282,6 +286,7 @@ class Certifier:
         twin.subject_versions = dict(self.subject_versions)
         twin.visibility = dict(self.visibility)
         twin._lexicons = self._lexicons
+        twin.summaries = self.summaries.fork(store)
         return twin
 
     # -- restart: the store and L alone ------------------------------------------------
@@ -306,6 +311,8 @@ class Certifier:
         records: list[tuple[int, FactRecord]] = []
         for point in scan.points:
             meta = point.metadata
+            if is_derived(meta):
+                continue  # a derived summary: adopted below, rebuilt from G if it drifts
             if not is_certified(meta):
                 raise CertificationError(f"records without lifecycle metadata: {[point.id]}")
             event_id = str(meta["event_id"])
@@ -343,6 +350,7 @@ class Certifier:
                 certifier.ledger_ids[gamma] = row.id
                 certifier.ledger_versions[gamma] = int(meta["version"])
         certifier.adopt_store()
+        certifier.summaries.adopt(scan.points)
         certifier.verify_ledger()
         return certifier
 
@@ -370,12 +378,41 @@ class Certifier:
         )
         if event.has_slot:
             record.changed.extend(self._sync_visibility(event.slot))
+        gone, rebuilt = self.summaries.sync(
+            self.governed.records, self._summary_line, provenance.recorded_at, sequence
+        )
+        record.removed.extend(gone)
+        record.added.extend(rebuilt)
         self._add_event_row(event, speaker, provenance)
         self._mirror(before, self._written(provenance, event.id, EVENT_TRUST))
         self.applied.add(event.id)
         self.verify(provenance.recorded_at, transition, event=event.id)
         record.verified = True
         return record
+
+    def compact(
+        self, entry: Compaction, day: dt.date, sequence: RecordSequence | None = None
+    ) -> list[str]:
+        """Write the derived summary of a compaction point, then verify the store."""
+        added = self.summaries.compact(
+            entry, self.governed.records, self._summary_line, day, sequence
+        )
+        self.verify(day, event=f"compaction after {entry.after}")
+        return added
+
+    def _summary_line(self, record: FactRecord) -> dict[str, Any]:
+        """A source record as one line of a derived summary's metadata."""
+        return {
+            "entity": record.entity,
+            "predicate": record.predicate,
+            "value": record.value,
+            "scope": record.scope,
+            "status": record.status,
+            "valid_from": record.valid_from.isoformat() if record.valid_from else None,
+            "valid_until": record.valid_until.isoformat() if record.valid_until else None,
+            "event_id": record.event_id,
+            **visibility_metadata(self._expected_visibility(record), self.principal),
+        }
 
     def _rollback(self, event: Event) -> None:
         """A rollback marks the task's request row `reverted` (the act gate, not CSS, knows
@@ -576,7 +613,10 @@ class Certifier:
                 f"records differ: missing {sorted(expected - stored)}, "
                 f"unexpected {sorted(stored - expected)}"
             )
-        uncertified = [p.id for p in scan.points if not is_certified(p.metadata)]
+        uncertified = [
+            p.id for p in scan.points if not is_certified(p.metadata) and not is_derived(p.metadata)
+        ]
+        problems.extend(self.summaries.problems(scan.points))
         if uncertified:
             problems.append(f"records without lifecycle metadata: {uncertified}")
         stale = [
@@ -648,7 +688,8 @@ class Certifier:
 
     def _residue(self, scan: Any, transition: Transition) -> list[str]:
         texts = {render(self.schema, r) for r in transition.removed}
-        left = [t for t in scan.texts() if t in texts]
+        # A summary holds records' texts as lines: each line is checked, not the whole text.
+        left = [t for t in scan.texts() if any(line in texts for line in t.split("\n"))]
         return [f"forgotten records still in storage: {left}"] if left else []
 
 

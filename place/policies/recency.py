@@ -14,31 +14,17 @@ None (nothing was authorized).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from place.eligibility import Interpretation
 from place.governance.authorizer import ReadDecision
 from place.policies.registry import PolicyContext, register_policy
+from place.producers.registry import written_order
+
+__all__ = ["written_order"]  # the order is every producer's (docs/method.md §8.10)
 
 if TYPE_CHECKING:
     from place.memory.item import ReadOnlyStore, StoredItem
-
-WRITTEN_ON = "written_on"
-WRITTEN_SEQ = "written_seq"
-
-OrderKey = tuple[tuple[int, str], tuple[int, int], str]
-
-
-def written_order(record_id: str, metadata: Mapping[str, Any]) -> OrderKey:
-    """The write order of a record, ascending: (written_on, written_seq, id), a missing date
-    after every date and a missing counter after every counter of its date."""
-    on, seq = metadata.get(WRITTEN_ON), metadata.get(WRITTEN_SEQ)
-    return (
-        (1, "") if on in (None, "") else (0, str(on)),
-        (0, seq) if isinstance(seq, int) and not isinstance(seq, bool) else (1, 0),
-        record_id,
-    )
 
 
 def newest_first(store: ReadOnlyStore) -> list[StoredItem]:

@@ -8,6 +8,7 @@ model, which is why it shows the write-side phenomenon on the embedded model.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,15 +21,18 @@ from place.producers.registry import (
     speakers,
     written,
 )
-from place.trajectory.model import Conversation, Turn
+from place.producers.summary import plain_summary
+from place.readback import Readback
+from place.trajectory.model import Compaction, Conversation, Turn
 
 if TYPE_CHECKING:
     from place.memory.item import WritableStore
 
 
 class AppendWriter:
-    def __init__(self, store: WritableStore) -> None:
+    def __init__(self, store: WritableStore, readback: Readback) -> None:
         self.store = store
+        self.readback = readback
 
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
         messages = dialogue_messages(turns)
@@ -48,12 +52,15 @@ class AppendWriter:
         return StepOutcome([{"event": "ADD", "memory": text} for text in stored])
 
     def fork(self, store: WritableStore) -> AppendWriter:
-        return AppendWriter(store)
+        return AppendWriter(store, self.readback)
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """All state is in the store."""
 
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        return plain_summary(self.store, self.readback, entry, day)
+
 
 @register_producer("append", display="Append")
 def append(store: WritableStore, context: ProducerContext[None]) -> AppendWriter:
-    return AppendWriter(store)
+    return AppendWriter(store, context.readback)

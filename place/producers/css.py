@@ -14,6 +14,7 @@ records every event and task of the steps a resumed run already completed.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from place.producers.registry import (
     register_producer,
     turn_speaker,
 )
-from place.trajectory.model import Conversation, Turn
+from place.trajectory.model import Compaction, Conversation, Turn
 
 if TYPE_CHECKING:
     from place.memory.item import WritableStore
@@ -56,6 +57,11 @@ class CSSWriter:
                 record = self.certifier.apply(event, provenance, counter)
                 operations.append(record.__dict__)
         return StepOutcome(operations)
+
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        """The derived summary of the point (place.governance.summaries), verified."""
+        added = self.certifier.compact(entry, day, RecordCounter(self.store))
+        return StepOutcome([{"event_id": None, "op": "summary", "added": added}])
 
     def fork(self, store: WritableStore) -> CSSWriter:
         return CSSWriter(store, self.certifier.fork(store))

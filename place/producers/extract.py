@@ -34,12 +34,21 @@ from place.producers.registry import (
     StepOutcome,
     register_producer,
     speakers,
-    stored_seq,
     written,
+    written_order,
 )
-from place.readback import Readback
+from place.producers.summary import plain_summary
+from place.readback import Readback, is_summary
 from place.reference.lifecycle import FactRecord
-from place.trajectory.model import GLOBAL_SCOPE, Conversation, Fact, Schema, Slot, Turn
+from place.trajectory.model import (
+    GLOBAL_SCOPE,
+    Compaction,
+    Conversation,
+    Fact,
+    Schema,
+    Slot,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from place.memory.item import WritableStore
@@ -95,14 +104,6 @@ def stated_facts(lexicon: Lexicon, text: str) -> list[Fact]:
     )
 
 
-def written_order(record: Held) -> tuple[str, int, str]:
-    return (
-        str(record.metadata.get("written_on") or ""),
-        stored_seq(record.metadata) or 0,
-        record.id,
-    )
-
-
 class ExtractWriter:
     def __init__(self, store: WritableStore, schema: Schema, readback: Readback) -> None:
         self.store = store
@@ -115,7 +116,12 @@ class ExtractWriter:
         if messages is None:
             return StepOutcome()
         said = speakers(written_turns(turns), self.store.principal)
-        records = {p.id: Held(p.id, p.text, p.metadata) for p in self.store.scan().points}
+        # Summaries are never revisited (docs/method.md §11): a forget leaves them as they are.
+        records = {
+            p.id: Held(p.id, p.text, p.metadata)
+            for p in self.store.scan().points
+            if not is_summary(p.metadata)
+        }
         counter = RecordCounter(self.store)
         out = StepOutcome()
         for message, speaker in zip(messages, said, strict=True):
@@ -170,13 +176,16 @@ class ExtractWriter:
             for r in records
             if any(Slot(f.entity, f.predicate, f.scope) == slot for f in self._facts(r, day))
         ]
-        return sorted(held, key=written_order)
+        return sorted(held, key=lambda r: written_order(r.id, r.metadata))
 
     def fork(self, store: WritableStore) -> ExtractWriter:
         return ExtractWriter(store, self.schema, self.readback)
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """All state is in the store."""
+
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        return plain_summary(self.store, self.readback, entry, day)
 
 
 @register_producer("extract", display="Extract")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,15 +15,18 @@ from place.producers.registry import (
     turn_speaker,
     written,
 )
-from place.trajectory.model import Conversation, Turn
+from place.producers.summary import plain_summary
+from place.readback import Readback
+from place.trajectory.model import Compaction, Conversation, Turn
 
 if TYPE_CHECKING:
     from place.memory.item import WritableStore
 
 
 class NativeStoreWriter:
-    def __init__(self, store: WritableStore) -> None:
+    def __init__(self, store: WritableStore, readback: Readback) -> None:
         self.store = store
+        self.readback = readback
 
     def write(self, turns: Sequence[Turn], conv: Conversation) -> StepOutcome:
         if dialogue_messages(turns) is None:  # nothing to add (NativeWriter adds nothing)
@@ -38,12 +42,17 @@ class NativeStoreWriter:
         return StepOutcome(done.operations, done.failures, done.llm_calls)
 
     def fork(self, store: WritableStore) -> NativeStoreWriter:
-        return NativeStoreWriter(store)
+        return NativeStoreWriter(store, self.readback)
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """Mem0 keeps all its state in the store."""
 
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        """A plain summary written with `infer=False` (no model call): what Mem0 does with
+        it afterwards is Mem0's."""
+        return plain_summary(self.store, self.readback, entry, day)
+
 
 @register_producer("native", display="Native")
 def native(store: WritableStore, context: ProducerContext[None]) -> NativeStoreWriter:
-    return NativeStoreWriter(store)
+    return NativeStoreWriter(store, context.readback)

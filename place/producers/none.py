@@ -8,11 +8,12 @@ factorization check and every endpoint.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from place.producers.registry import ProducerContext, StepOutcome, register_producer
-from place.trajectory.model import Conversation, Turn
+from place.trajectory.model import Compaction, Conversation, Turn
 
 if TYPE_CHECKING:
     from place.memory.item import WritableStore
@@ -31,6 +32,10 @@ class NoneWriter:
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """There is no state."""
+
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        """Nothing to summarize."""
+        return StepOutcome()
 
 
 @register_producer("none", display="None")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from place.readback import Readback
 from place.registry import Component, FactoryT, Registry, component_decorator
-from place.trajectory.model import Conversation, Schema, Turn
+from place.trajectory.model import Compaction, Conversation, Schema, Turn
 
 if TYPE_CHECKING:
     from place.memory.item import ReadOnlyStore, WritableStore
@@ -44,6 +44,11 @@ class Writer(Protocol):
         """Rebuild in-memory state from the steps a resumed run already completed."""
         ...
 
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        """Write the summary of a compaction point (docs/method.md §11, "Derived
+        summaries"); a producer that keeps no memory writes nothing."""
+        ...
+
 
 P = TypeVar("P")
 
@@ -61,6 +66,7 @@ class ProducerContext(Generic[P]):
 ProducerFactory = Callable[["WritableStore", ProducerContext[Any]], Writer]
 ProducerSpec = Component[ProducerFactory]
 PRODUCERS: Registry[ProducerSpec] = Registry("producer", "place.producers")
+
 
 def register_producer(
     name: str,
@@ -104,6 +110,20 @@ def written(day: dt.date, seq: int, speaker: str) -> dict[str, Any]:
     `RecordCounter`) and who said what the record holds (`speaker`). Records are ordered by
     (written_on, written_seq, id)."""
     return {WRITTEN_ON: day.isoformat(), WRITTEN_SEQ: seq, SPEAKER: speaker}
+
+
+OrderKey = tuple[tuple[int, str], tuple[int, int], str]
+
+
+def written_order(record_id: str, metadata: Mapping[str, Any]) -> OrderKey:
+    """The write order of a record, ascending: (written_on, written_seq, id), a missing date
+    after every date and a missing counter after every counter of its date."""
+    on, seq = metadata.get(WRITTEN_ON), metadata.get(WRITTEN_SEQ)
+    return (
+        (1, "") if on in (None, "") else (0, str(on)),
+        (0, seq) if isinstance(seq, int) and not isinstance(seq, bool) else (1, 0),
+        record_id,
+    )
 
 
 def stored_seq(metadata: Mapping[str, Any]) -> int | None:

@@ -112,6 +112,14 @@ def records_problems(records: RunRecords, header: Mapping[str, Any]) -> list[str
         "producer",
         lambda r: (r.event, r.producer, r.check),
     )
+    check(
+        "compaction",
+        records.compactions,
+        lambda r: r.producer,
+        producers,
+        "producer",
+        lambda r: (r.after, r.entity, r.scope, r.producer),
+    )
     return problems
 
 

@@ -23,6 +23,7 @@ from place import faults
 from place.agent.answer import AnswerModel, DialogueTurn, answer_all
 from place.design import PAPER, Design
 from place.eligibility import Interpretation, is_eligible, is_ineligible_exposure
+from place.errors import PlaceError
 from place.governance.act_gate import NeedRead, decide
 from place.governance.authorizer import ReadDecision
 from place.governance.ledger import read_governance
@@ -30,9 +31,17 @@ from place.lexicon import Lexicon
 from place.lexicon.outcome import outcome
 from place.policies import POLICIES, build_policy
 from place.producers import PRODUCERS, Writer, build_writer
-from place.readback import LIFECYCLE_KEYS, LIFECYCLE_MARKER, Readback, ReadFact, is_certified
+from place.readback import (
+    LIFECYCLE_KEYS,
+    LIFECYCLE_MARKER,
+    SPEAKER,
+    Readback,
+    ReadFact,
+    is_certified,
+)
 from place.records import (
     CheckpointRecord,
+    CompactionRecord,
     ExposedRecord,
     ForgetRecord,
     GateDecisionRecord,
@@ -300,6 +309,12 @@ class Experiment:
             writer = build_writer(
                 producer, store, self.traj.schema, self.readback, self.params.get(producer)
             )
+            if self.traj.compactions and not callable(getattr(writer, "compact", None)):
+                raise PlaceError(
+                    f"producer {producer!r} has no compact(entry, day), and trajectory "
+                    f"{self.traj.id!r} has compaction points: a producer writes its summary "
+                    "there (docs/extending.md, 'Adding a producer')"
+                )
             writer.resume(done)
             self.writers[producer] = writer
 
@@ -341,6 +356,8 @@ class Experiment:
                 self._query(unit)
         elif unit.kind == "task":
             self._task(unit)
+        elif unit.kind == "compaction":
+            self._compaction(unit)
         elif self.sections.utility:
             self._probes(unit.probes, unit.conversation)
 
@@ -354,6 +371,28 @@ class Experiment:
             for event in event_turn.events:
                 if event.op == "forget":
                     self._residue_check(event, "after", event_turn.id)
+
+    def _compaction(self, unit: Unit) -> None:
+        """A compaction point (docs/method.md §11): every producer writes its summary of the
+        entry's (entity, scope) in world a."""
+        entry = unit.compaction
+        assert entry is not None
+        for producer in self.design.producers:
+            started = time.perf_counter()
+            done = self.writers[producer].compact(entry, unit.conversation.date)
+            elapsed = time.perf_counter() - started
+            if producer in self.governance_producers:
+                self.governance_seconds += elapsed
+            self.journal.append(
+                CompactionRecord(
+                    after=entry.after,
+                    entity=entry.entity,
+                    scope=entry.scope,
+                    producer=producer,
+                    operations=done.operations,
+                    seconds=round(elapsed, 3),
+                )
+            )
 
     def _task(self, unit: Unit) -> None:
         """A task or run turn (docs/method.md §11). Producers write first (a ledger records the
@@ -792,7 +831,10 @@ class Experiment:
                 if probe.conflict is not None:
                     copy = self.stores[row].clone(f"{row}__probe")
                     try:
-                        copy.add_record(probe.conflict.text, {})  # plain text: no policy can tell
+                        # Plain text (no policy can tell it from a memory), spoken by the
+                        # asker (method.md §11, amendment 2: a text naming no one is theirs).
+                        asker = tau.asker or self.traj.principal
+                        copy.add_record(probe.conflict.text, {SPEAKER: asker})
                         faults.kill_point("probes")
                         for condition in conditions:
                             injected[condition] = self._probe_read(

@@ -5,7 +5,8 @@ exchange (new user/tool turns and the assistant reply); for CSS, the trusted eve
 same turns. A step holds at most one event-carrying turn, so the post-update checkpoint
 after the step is exactly the one after that turn. Query turns are reads: they form their
 own unit, and the assistant reply that answers them is not written. Probes run after the
-unit that holds their `after` turn.
+unit that holds their `after` turn; so does a compaction point (docs/method.md §11: every
+producer writes its summaries), before the probes of the same turn.
 
 With the governance constructs of docs/method.md §11: a turn that requests a task or runs a
 deferred one is a read too (a `task` unit; the act gate decides it), a step closes when
@@ -19,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from place.trajectory.model import Conversation, Probe, Trajectory, Turn
+from place.trajectory.model import Compaction, Conversation, Probe, Trajectory, Turn
 
-UnitKind = Literal["step", "query", "probes", "task"]
+UnitKind = Literal["step", "query", "probes", "task", "compaction"]
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,14 @@ class Unit:
     """1-based update-step number (steps only)."""
     restart: bool = False
     """Every producer restarts before this unit (its first turn has `restart: true`)."""
+    compaction: Compaction | None = None
+    """compaction: the derived-summary point the producers write."""
 
     @property
     def writes(self) -> bool:
-        """The unit writes the row stores: a step, or a task turn (a ledger records the
-        request before the act gate decides)."""
-        return self.kind in ("step", "task")
+        """The unit writes the row stores: a step, a task turn (a ledger records the request
+        before the act gate decides) or a compaction point (summaries)."""
+        return self.kind in ("step", "task", "compaction")
 
     @property
     def event_turn(self) -> Turn | None:
@@ -56,6 +59,8 @@ class _Builder:
     steps: int = 0
     probes_after: dict[str, list[Probe]] = field(default_factory=dict)
     waiting_probes: list[Probe] = field(default_factory=list)
+    compactions_after: dict[str, list[Compaction]] = field(default_factory=dict)
+    waiting_compactions: list[Compaction] = field(default_factory=list)
     restarting: bool = False
     """A `restart` turn was met: the next unit carries the flag."""
 
@@ -67,9 +72,12 @@ class _Builder:
         turns: tuple[Turn, ...] = (),
         probes: tuple[Probe, ...] = (),
         step: int | None = None,
+        compaction: Compaction | None = None,
     ) -> None:
         restart, self.restarting = self.restarting, False
-        self.units.append(Unit(len(self.units), kind, conv, turns, probes, step, restart))
+        self.units.append(
+            Unit(len(self.units), kind, conv, turns, probes, step, restart, compaction)
+        )
 
     def flush(self, conv: Conversation) -> None:
         if self.pending:
@@ -79,6 +87,9 @@ class _Builder:
         self.flush_probes(conv)
 
     def flush_probes(self, conv: Conversation) -> None:
+        for compaction in self.waiting_compactions:
+            self.add("compaction", conv, compaction=compaction)
+        self.waiting_compactions = []
         if self.waiting_probes:
             self.add("probes", conv, probes=tuple(self.waiting_probes))
             self.waiting_probes = []
@@ -89,6 +100,8 @@ class _Builder:
     def build(self) -> list[Unit]:
         for probe in self.trajectory.probes:
             self.probes_after.setdefault(probe.after, []).append(probe)
+        for compaction in self.trajectory.compactions:
+            self.compactions_after.setdefault(compaction.after, []).append(compaction)
         for conv in self.trajectory.conversations:
             answering_query = False
             for turn in conv.turns:
@@ -110,7 +123,7 @@ class _Builder:
                     closed = (
                         any(t.events for t in self.pending)
                         or bool(self.pending and self.pending[-1].role == "assistant")
-                        or bool(self.waiting_probes)
+                        or bool(self.waiting_probes or self.waiting_compactions)
                         or bool(
                             self.pending and self.speaker(self.pending[-1]) != self.speaker(turn)
                         )
@@ -119,7 +132,8 @@ class _Builder:
                         self.flush(conv)
                     self.pending.append(turn)
                 self.waiting_probes.extend(self.probes_after.get(turn.id, []))
-                if self.waiting_probes and not self.pending:
+                self.waiting_compactions.extend(self.compactions_after.get(turn.id, []))
+                if (self.waiting_probes or self.waiting_compactions) and not self.pending:
                     self.flush_probes(conv)
             self.flush(conv)
         return self.units

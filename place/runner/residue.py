@@ -10,7 +10,7 @@ from typing import Any
 
 from place.lexicon import Lexicon
 from place.memory.scan import strings
-from place.readback import is_certified
+from place.readback import is_certified, is_summary
 from place.trajectory.model import Event
 
 SLOT_KEYS = ("entity", "predicate", "scope")
@@ -30,7 +30,8 @@ def residue_where(
     store: Any, event: Event, values: Sequence[str], lexicon: Lexicon, principal: str
 ) -> list[tuple[str, str]]:
     """`residue`, each string with where it was found: `point` (a Qdrant payload),
-    `history` (Mem0's history database), `ledger` (a side-table row), or several of them
+    `summary` (a summary's payload, docs/method.md §11), `history` (Mem0's history
+    database), `ledger` (a side-table row), or several of them
     joined by `+` when the same string is in several places. Sorted by string."""
     scan = store.scan()
     found: dict[str, set[str]] = {}
@@ -42,7 +43,7 @@ def residue_where(
             ] in values:
                 found.setdefault(point.text, set()).add("point")
         elif names_value(point.text, event, values, lexicon, principal):
-            found.setdefault(point.text, set()).add("point")
+            found.setdefault(point.text, set()).add("summary" if is_summary(meta) else "point")
     for row in scan.history:
         for text in (row.old_memory, row.new_memory):
             if text and names_value(text, event, values, lexicon, principal):

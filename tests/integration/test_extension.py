@@ -43,7 +43,7 @@ from place.runtime.base import (
 )
 from place.runtime.embedder import MINILM_DIMS, MINILM_NAME, minilm_mem0_embedder_config
 from place.runtime.registry import RUNTIMES, register_runtime
-from place.trajectory.model import Conversation, Turn
+from place.trajectory.model import Compaction, Conversation, Turn
 
 pytestmark = pytest.mark.integration
 
@@ -122,6 +122,10 @@ class UserLogWriter:
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
         """All state is in the store."""
+
+    def compact(self, entry: Compaction, day: dt.date) -> StepOutcome:
+        """Keeps no summaries (a compaction point writes nothing)."""
+        return StepOutcome()
 
 
 def userlog(store: WritableStore, context: ProducerContext[UserLogParams]) -> UserLogWriter:

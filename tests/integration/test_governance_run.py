@@ -123,3 +123,27 @@ def test_world_b_steps_name_their_pair(run: Path) -> None:
     steps = records(run, "steps")
     assert all(s["query"] for s in steps if s["world"] == "b")
     assert all(s["query"] is None for s in steps if s["world"] == "a")
+
+
+def test_a_plain_summary_keeps_a_forgotten_value_a_derived_one_does_not(run: Path) -> None:
+    """AOEP-v0's c4 (docs/method.md §11, §14): the summaries written at the compaction point
+    after c4-02 hold Dr Lind; the forget at c4-03 leaves Append's and Extract's plain
+    summaries as they are (residue found in a `summary`), and CSS rebuilds its derived one
+    without the forgotten fact (no residue anywhere)."""
+    written = {c["producer"]: c for c in records(run, "compactions")}
+    assert set(written) == set(AOEP.producers)
+    assert all(c["after"] == "c4-02" and c["entity"] == "nora" for c in written.values())
+    assert written["none"]["operations"] == []
+    for producer in ("append", "extract"):
+        (op,) = written[producer]["operations"]
+        assert op["event"] == "SUMMARY" and "Dr Lind" in op["memory"], producer
+    (css_op,) = written["css"]["operations"]
+    assert len(css_op["added"]) == 1
+    therapist = [f for f in records(run, "forgets") if f["slot"][1] == "therapist"]
+    assert {f["check"] for f in therapist} == {"after", "end"}
+    for f in therapist:
+        where = {w for entry in f["where"] for w in entry.split("+")}
+        if f["producer"] in ("append", "extract"):
+            assert "summary" in where, f
+        if f["producer"] == "css":
+            assert f["residue"] == [], f

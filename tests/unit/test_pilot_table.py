@@ -322,6 +322,7 @@ def run_dir(tmp_path: Path, recs: RunRecords, design: Design) -> Path:
         "forget": recs.forgets,
         "step": recs.steps,
         "task": recs.tasks,
+        "compaction": recs.compactions,
     }
     for kind, (name, _model) in RECORD_FILES.items():
         lines = [r.model_dump_json(by_alias=True) + "\n" for r in groups[kind]]

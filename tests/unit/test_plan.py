@@ -121,16 +121,27 @@ def test_governance_turns_make_task_units_restart_flags_and_speaker_steps() -> N
     traj = load_trajectory(Path(__file__).parents[1] / "data" / "good" / "governance.yaml")
     units = build_plan(traj)
     task_turns = {t.id for u in units if u.kind == "task" for t in u.turns}
-    assert task_turns == {
-        t.id for _c, t in traj.turns() if t.task is not None or t.run is not None
-    }
+    assert task_turns == {t.id for _c, t in traj.turns() if t.task is not None or t.run is not None}
     restarted = [u for u in units if u.restart]
-    assert [u.turns[0].id for u in restarted] == [
-        t.id for _c, t in traj.turns() if t.restart
-    ]
+    assert [u.turns[0].id for u in restarted] == [t.id for _c, t in traj.turns() if t.restart]
     for u in units:
         if u.kind == "step":
             said = {traj.speaker_of(t) for t in u.turns if t.role != "assistant"}
             assert len(said) == 1, (u.index, [t.id for t in u.turns])
         if u.kind == "task":
             assert u.writes  # a ledger records the request before the gate decides
+
+
+def test_a_compaction_point_runs_after_the_step_holding_its_turn() -> None:
+    """docs/method.md §11: the summaries are written right after the update step that holds
+    the compaction's turn (c4-01 and its reply c4-02), before the forget at c4-03."""
+    traj = load_trajectory(Path(__file__).parents[2] / "trajectories" / "aoep-pilot.yaml")
+    units = build_plan(traj)
+    (point,) = [u for u in units if u.kind == "compaction"]
+    assert point.writes and point.compaction == traj.compactions[0]
+    before, after = units[point.index - 1], units[point.index + 1]
+    assert [t.id for t in before.turns] == ["c4-01", "c4-02"]
+    assert after.turns[0].id == "c4-03"
+    # Without compactions, the plan has no such unit.
+    smoke = load_trajectory(Path(__file__).parents[2] / "trajectories" / "smoke.yaml")
+    assert "compaction" not in {u.kind for u in build_plan(smoke)}
