@@ -24,9 +24,20 @@ RUNS = {
     "primary": ROOT / "experiments" / "primary" / "smollm2-135m",
     "smoke": ROOT / "experiments" / "smoke" / "smollm2-135m",
     "primary-extended": ROOT / "experiments" / "primary-extended" / "smollm2-135m",
+    "aoep-pilot": ROOT / "experiments" / "aoep-pilot" / "smollm2-135m",
 }
-TRAJECTORY = {"primary": "primary", "smoke": "smoke", "primary-extended": "primary"}
-DESIGN = {"primary": "paper", "smoke": "paper", "primary-extended": "extended"}
+TRAJECTORY = {
+    "primary": "primary",
+    "smoke": "smoke",
+    "primary-extended": "primary",
+    "aoep-pilot": "aoep-pilot",
+}
+DESIGN = {
+    "primary": "paper",
+    "smoke": "paper",
+    "primary-extended": "extended",
+    "aoep-pilot": "aoep",
+}
 recorded = pytest.mark.parametrize("RECORDED", list(RUNS.values()), ids=list(RUNS))
 
 

@@ -85,3 +85,17 @@ def test_conditions_outside_the_design_are_refused(
     err = refused(run_dir, capsys)
     assert "condition 'Append/Native' is not in the run's design" in err
     assert "producer 'append' is not in the run's design" in err
+
+
+def test_a_compaction_recorded_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A compaction point's summary is one unit per producer: a second record of it (an
+    interrupted run's duplicate, another run's append) is refused."""
+    run_dir = run_copy(tmp_path, "aoep-pilot")
+    path = run_dir / "records" / "compactions.jsonl"
+    first = path.read_text(encoding="utf-8").splitlines(keepends=True)[0]
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(first)
+    err = refused(run_dir, capsys)
+    assert "records/compactions.jsonl: line " in err and "records the same compaction" in err
