@@ -286,7 +286,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, required=True, help="non-negative integer")
     p.add_argument("--out", required=True, help="output file (.yaml, .yml or .json)")
-    p.add_argument("--design", default="paper", help="paper (the paper's counts) or small")
+    p.add_argument(
+        "--design",
+        default="paper",
+        help="paper (the paper's counts), small, or governed (small plus a governance story)",
+    )
     p.add_argument("--filler", type=int, default=0, help="chatter turns added per conversation")
     p.set_defaults(func=cmd_generate)
 

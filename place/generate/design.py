@@ -3,7 +3,7 @@ and the check of a request before anything is built (docs/generator.md, "The des
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from place.errors import PlaceError
 from place.trajectory.model import FAMILIES
@@ -42,6 +42,10 @@ class Design:
     """Tool turns without a claim, per trajectory."""
     gap_days: tuple[int, int]
     """Days between consecutive conversations."""
+    governance: bool = False
+    """Add the governance story (docs/generator.md, "The `governed` design"): a second
+    principal, shares, permissions, tasks, a rollback, a redelivery, a restart, a compaction
+    and probes asked by the second principal, on top of the counts above."""
 
     @property
     def queries(self) -> int:
@@ -96,11 +100,30 @@ DESIGNS: dict[str, Design] = {
 }
 
 
+GOVERNED_DESIGNS: dict[str, Design] = {
+    "governed": replace(DESIGNS["small"], name="governed", governance=True),
+}
+"""Designs that add the governance story on top of a base design's counts. Kept apart from
+`DESIGNS` (the designs whose counts are exactly their own, checked by
+tests/unit/test_generate.py); accepted wherever a design name is, and pinned byte for byte
+like every design (tests/unit/test_generate_golden.py)."""
+
+
+def design_names() -> list[str]:
+    """Every design a request may name."""
+    return [*DESIGNS, *GOVERNED_DESIGNS]
+
+
+def design_named(name: str) -> Design:
+    """The design called `name` (looked up at each call, so a test may patch `DESIGNS`)."""
+    return DESIGNS[name] if name in DESIGNS else GOVERNED_DESIGNS[name]
+
+
 def check_request(seed: object, design: object, filler: object) -> None:
     """Refuse a bad request before anything is built or written."""
-    if design not in DESIGNS:
+    if design not in design_names():
         raise PlaceError(
-            f"--design {design!r} is not a design; allowed: {', '.join(DESIGNS)} "
+            f"--design {design!r} is not a design; allowed: {', '.join(design_names())} "
             "(see docs/generator.md)"
         )
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:

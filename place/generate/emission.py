@@ -23,6 +23,7 @@ import yaml
 
 from place import __version__
 from place.generate.drafts import EventDraft, ProbeDraft, TurnDraft
+from place.generate.governance import Governed, GovernedTurn, TaskDraft
 from place.generate.world import World
 from place.trajectory.model import FORMAT
 
@@ -32,9 +33,14 @@ class Flow(dict[str, Any]):
 
 
 def document(
-    w: World, conversations: list[list[TurnDraft]], probes: list[ProbeDraft], filler: int
+    w: World,
+    conversations: list[list[TurnDraft]],
+    probes: list[ProbeDraft],
+    filler: int,
+    governed: Governed | None = None,
 ) -> dict[str, Any]:
-    """The trajectory as the format's keys, in the order they are written."""
+    """The trajectory as the format's keys, in the order they are written (the governance
+    keys only with `governed`, so that the other designs' files keep every byte)."""
     ident = f"gen-{w.design_name}-s{w.seed}" + (f"-f{filler}" if filler else "")
     title = (
         f"Generated trajectory (place {__version__}, design {w.design_name}, "
@@ -84,25 +90,58 @@ def document(
         if probe.conflict is not None:
             probe_doc["conflict"] = {"text": probe.conflict[0], "value": probe.conflict[1]}
         probe_docs.append(probe_doc)
-    return {
-        "format": FORMAT,
-        "id": ident,
-        "title": title,
-        "principal": w.principal,
-        "schema": {"entities": entities, "scopes": scopes, "predicates": predicates},
-        "conversations": convs,
-        "probes": probe_docs,
-    }
+    schema: dict[str, Any] = {"entities": entities, "scopes": scopes, "predicates": predicates}
+    doc: dict[str, Any] = {"format": FORMAT, "id": ident, "title": title}
+    doc["principal"] = w.principal
+    if governed is not None:
+        doc["principals"] = list(governed.principals)
+        schema["permissions"] = {p: Flow(owner=o) for p, o in governed.permissions.items()}
+        for gp in governed.probes:
+            probe_docs.append(
+                {
+                    "id": gp.id,
+                    "after": gp.anchor.id,
+                    "family": "scope",
+                    "text": gp.text,
+                    "entity": gp.entity,
+                    "predicate": gp.predicate,
+                    "scope": gp.scope,
+                    "gold": list(gp.gold),
+                    "asker": gp.asker,
+                }
+            )
+    doc["schema"] = schema
+    doc["conversations"] = convs
+    doc["probes"] = probe_docs
+    if governed is not None:
+        doc["compactions"] = [
+            Flow(after=c.anchor.id, entity=c.entity, scope=c.scope) for c in governed.compactions
+        ]
+    return doc
 
 
 def _turn_doc(turn: TurnDraft, *, with_id: bool) -> dict[str, Any]:
     doc: dict[str, Any] = {"id": turn.id} if with_id else {}
     doc["role"] = turn.role
+    governed = turn if isinstance(turn, GovernedTurn) else None
+    if governed is not None and governed.speaker is not None:
+        doc["speaker"] = governed.speaker
     if turn.source is not None:
         doc["source"] = turn.source
     doc["text"] = turn.text
     if turn.events:
         doc["events"] = [_event_doc(e) for e in turn.events]
+    if governed is not None:
+        if governed.acts:
+            doc["events"] = [Flow(op=a.op, **a.keys) for a in governed.acts]
+        if governed.task is not None:
+            doc["task"] = _task_doc(governed.task)
+        if governed.run is not None:
+            doc["run"] = governed.run.id
+        if governed.redelivers is not None:
+            doc["redelivers"] = governed.redelivers.id
+        if governed.restart:
+            doc["restart"] = True
     if turn.query is not None:
         q = turn.query
         qdoc: dict[str, Any] = {
@@ -118,6 +157,22 @@ def _turn_doc(turn: TurnDraft, *, with_id: bool) -> dict[str, Any]:
         qdoc["#pair-kind"] = q.pair_kind
         qdoc["pair"] = {"insert": [_turn_doc(t, with_id=False) for t in q.insert]}
         doc["query"] = qdoc
+    return doc
+
+
+def _task_doc(task: TaskDraft) -> dict[str, Any]:
+    entity, predicate, scope = task.need
+    doc: dict[str, Any] = {"id": task.id, "action": task.action}
+    doc["needs"] = [Flow(entity=entity, predicate=predicate, scope=scope)]
+    if task.permission is not None:
+        doc["permission"] = task.permission
+    if task.deferred:
+        doc["deferred"] = True
+    doc["expect"] = task.expect
+    if task.reasons is not None:
+        doc["reasons"] = list(task.reasons)
+    if task.args is not None:
+        doc["args"] = [list(a) for a in task.args]
     return doc
 
 

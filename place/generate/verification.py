@@ -14,16 +14,18 @@ from pathlib import Path
 from place.errors import InputError
 from place.generate.design import fail
 from place.generate.drafts import Episode, ProbeDraft
+from place.generate.governance import PROBE_PREFIX, is_story_turn, missing_constructs
 from place.generate.world import World
 from place.lexicon import Lexicon
-from place.trajectory.model import FAMILIES, Fact, Trajectory
+from place.trajectory.model import FACT_OPS, FAMILIES, Fact, Trajectory
 
 
 def self_check(traj: Trajectory) -> list[str]:
     """The lexicon self-check, strict: β on each world-a event turn reads exactly the facts
     its assert/correct events state (nothing for retract/forget turns); β reads nothing from
     other world-a user turns (questions, greetings, chatter, filler); inserted user turns with
-    events read as their facts; conflict texts read as the injected fact; no user text twice."""
+    events read as their facts; conflict texts read as the injected fact; no user text twice
+    (a redelivery repeats its original's text by definition, FORMAT.md, and is not counted)."""
     lexicon = Lexicon(traj.schema, traj.principal)
     problems: list[str] = []
 
@@ -38,7 +40,8 @@ def self_check(traj: Trajectory) -> list[str]:
     for _conv, turn in traj.turns():
         if turn.role != "user":
             continue
-        texts.append(turn.text)
+        if turn.redelivers is None:
+            texts.append(turn.text)
         stated = {
             Fact(e.entity, e.predicate, e.value, e.scope)
             for e in turn.events
@@ -97,6 +100,9 @@ def verify(
 
     seed, design, d = w.seed, w.design_name, w.d
     ref = replay(traj)
+    # The counts below are the base design's: the governance story's turns (ids `c1-g001`)
+    # and probes (`pg01`) come on top of them (docs/generator.md, "The `governed` design").
+    base_probes = [p for p in traj.probes if not p.id.startswith(PROBE_PREFIX)]
 
     def need(ok: bool, constraint: str, got: object) -> None:
         if not ok:
@@ -126,12 +132,12 @@ def verify(
     n = d.conversations
     need(len(traj.conversations) == n, f"{n} conversations", len(traj.conversations))
     lo, hi = d.turns
-    base_turns = sum(1 for _c, t in traj.turns() if "-f" not in t.id)
+    base_turns = sum(1 for _c, t in traj.turns() if "-f" not in t.id and not is_story_turn(t.id))
     need(lo <= base_turns <= hi, f"{lo}-{hi} turns", base_turns)
     for conv in traj.conversations:
         fill = sum(1 for t in conv.turns if "-f" in t.id)
         need(fill == filler, f"{filler} filler turns in {conv.id}", fill)
-    kinds = Counter(c.kind for c in ref.checkpoints)
+    kinds = Counter(c.kind for c in ref.checkpoints if not is_story_turn(c.turn))
     need(
         kinds["post-update"] == d.event_turns,
         f"{d.event_turns} post-update checkpoints",
@@ -147,17 +153,20 @@ def verify(
     )
     pairs = sum(1 for _c, _t, q in queries if q.pair_insert)
     need(pairs == d.queries, f"{d.queries} causal pairs", pairs)
-    pfam: Counter[str] = Counter(p.family for p in traj.probes)
-    need(len(traj.probes) == d.probes, f"{d.probes} probes", len(traj.probes))
+    pfam: Counter[str] = Counter(p.family for p in base_probes)
+    need(len(base_probes) == d.probes, f"{d.probes} probes", len(base_probes))
     need(
         all(pfam[f] == d.probes_per_family for f in FAMILIES),
         f"{d.probes_per_family} probes per family",
         dict(pfam),
     )
-    conflicts = sum(1 for p in traj.probes if p.conflict is not None)
+    conflicts = sum(1 for p in base_probes if p.conflict is not None)
     need(conflicts >= d.min_conflicts, f"at least {d.min_conflicts} conflict probes", conflicts)
     events = [(conv, e) for conv in traj.conversations for t in conv.turns for e in t.events]
     ops = {e.op for _c, e in events}
+    if d.governance:
+        # every lifecycle op, besides the story's governance ops (checked below)
+        ops &= set(FACT_OPS)
     need(ops == {"assert", "correct", "retract", "forget"}, "every event op", sorted(ops))
     need(
         any(e.valid_from is not None and e.valid_from > c.date for c, e in events),
@@ -165,6 +174,9 @@ def verify(
         "none",
     )
     need(any(e.valid_until is not None for _c, e in events), "a temporary value", "none")
+    if d.governance:
+        missing = missing_constructs(traj)
+        need(not missing, "every governance construct", f"none of {missing}")
     problems = self_check(traj)
     need(not problems, "lexicon self-check", "; ".join(problems[:3]))
     for conv in traj.conversations:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from place.errors import PlaceError
-from place.generate.design import DESIGNS, fail
+from place.generate.design import design_named, fail
 from place.generate.library import (
     CITIES,
     CURRENCIES,
@@ -51,7 +51,7 @@ class World:
     def __init__(self, seed: int, design: str) -> None:
         self.seed = seed
         self.design_name = design
-        self.d = DESIGNS[design]
+        self.d = design_named(design)
         self.rng = random.Random(f"{seed}:{design}")
         self.used_slots: set[tuple[str, str, str]] = set()
         self.uses: Counter[str] = Counter()
