@@ -30,6 +30,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from place.errors import PlaceError
+from place.generate.design import design_names
 from place.params import Doc, Rule, config_node
 from place.runtime.cache import CACHE_MODES as LLM_CACHE_MODES
 
@@ -209,8 +210,9 @@ else:
     """`backend.kind`: embedded Qdrant (local mode) or a Qdrant server."""
     CacheMode = _names("CacheMode", LLM_CACHE_MODES)
     """`cache.mode`: serve hits and store misses, or treat a miss as an error."""
-    GeneratedDesign = _names("GeneratedDesign", ("paper", "small"))
-    """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter."""
+    GeneratedDesign = _names("GeneratedDesign", tuple(design_names()))
+    """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter
+    (`small`), or `small` plus a governance story (`governed`; docs/generator.md)."""
 # Enum defaults made once (a call in a dataclass default would be evaluated at class creation
 # anyway; naming them keeps the schema readable).
 DEFAULT_BACKEND = BackendKind("qdrant-local")
@@ -353,7 +355,10 @@ class TrajectoryConfig:
     ) = None
     design: Annotated[
         GeneratedDesign,
-        Doc("Generated trajectories: the paper's design counts, or about a quarter of them."),
+        Doc(
+            "Generated trajectories: the paper's design counts, about a quarter of them "
+            "(small), or small plus a governance story (governed; docs/generator.md)."
+        ),
     ] = DEFAULT_GENERATED_DESIGN
     filler: Annotated[
         int,
