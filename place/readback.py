@@ -132,6 +132,26 @@ def is_derived(metadata: Mapping[str, Any]) -> bool:
     return bool(metadata.get(DERIVED_MARKER))
 
 
+def lifecycle_fact(meta: Mapping[str, Any], principal: str, day: dt.date) -> tuple[ReadFact, bool]:
+    """A fact from lifecycle metadata (a certified record's, or one line of a derived
+    summary's), with whether β yields it on `day` (active and unexpired)."""
+    status = str(meta.get("status"))
+    until = _date(meta.get("valid_until"))
+    fact = ReadFact(
+        str(meta["entity"]),
+        str(meta["predicate"]),
+        str(meta["value"]),
+        str(meta["scope"]),
+        status,
+        _date(meta.get("valid_from")),
+        until,
+        True,
+        record_owner(meta, principal),
+        record_visible_to(meta, principal),
+    )
+    return fact, status == "active" and not expired(until, day)
+
+
 class Readback:
     """β for one trajectory's lexicon."""
 
@@ -145,25 +165,14 @@ class Readback:
         nothing); exposure of such a record is exposure of an ineligible fact.
         """
         meta = record.metadata or {}
+        principal = self.lexicon.principal
         if is_derived(meta):
-            return tuple(self._derived_facts(meta, day))
-        if is_certified(meta):
-            status = str(meta.get("status"))
-            until = _date(meta.get("valid_until"))
-            principal = self.lexicon.principal
-            fact = ReadFact(
-                str(meta["entity"]),
-                str(meta["predicate"]),
-                str(meta["value"]),
-                str(meta["scope"]),
-                status,
-                _date(meta.get("valid_from")),
-                until,
-                True,
-                record_owner(meta, principal),
-                record_visible_to(meta, principal),
+            # A derived summary: its listed facts (method.md §14), never its text.
+            return tuple(
+                lifecycle_fact(raw, principal, day) for raw in meta.get(DERIVED_FACTS) or ()
             )
-            return ((fact, status == "active" and not expired(until, day)),)
+        if is_certified(meta):
+            return (lifecycle_fact(meta, principal, day),)
         # Plain text: QASC cannot know better than "active, open window".
         return tuple(
             (ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False), True)
@@ -182,29 +191,6 @@ class Readback:
                 for f in self.lexicon.read_as(line, speaker, predicate)
             }
         return set(self.lexicon.read_as(text, speaker, predicate))
-
-    def _derived_facts(self, meta: Mapping[str, Any], day: dt.date) -> list[tuple[ReadFact, bool]]:
-        """A derived summary's facts from its metadata, each readable while active and
-        unexpired (method.md §14: β reads a summary's active and unexpired facts)."""
-        principal = self.lexicon.principal
-        out = []
-        for raw in meta.get(DERIVED_FACTS) or ():
-            status = str(raw.get("status"))
-            until = _date(raw.get("valid_until"))
-            fact = ReadFact(
-                str(raw["entity"]),
-                str(raw["predicate"]),
-                str(raw["value"]),
-                str(raw["scope"]),
-                status,
-                _date(raw.get("valid_from")),
-                until,
-                True,
-                record_owner(raw, principal),
-                record_visible_to(raw, principal),
-            )
-            out.append((fact, status == "active" and not expired(until, day)))
-        return out
 
     def read_record(self, record: StoredRecord, day: dt.date) -> tuple[ReadFact, ...]:
         """β of one record on `day`: only active, unexpired facts."""
@@ -237,6 +223,7 @@ class Readback:
             return record_visible_to(meta, self.lexicon.principal)
         if is_derived(meta):
             # Those who may see every line (decision: a summary is shown whole or not at all).
-            seen = [set(f.visible_to or ()) for f, _ in self._derived_facts(meta, dt.date.min)]
+            lines = meta.get(DERIVED_FACTS) or ()
+            seen = [set(record_visible_to(raw, self.lexicon.principal)) for raw in lines]
             return tuple(sorted(set.intersection(*seen))) if seen else ()
         return (speaker_of(meta) or self.lexicon.principal,)
