@@ -77,6 +77,15 @@ def check_jobs(argv: Sequence[str], preflight: bool = True) -> list[Any]:
     configs: list[Any] = []
     found: dict[str, list[int]] = {}  # problem -> the jobs that have it
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        # Hydra's own keys (hydra.run.dir=..., hydra/launcher=...) are not part of a job's
+        # config: composed with Hydra's config here, so a bad one is refused like any other
+        # value instead of ending in Hydra's traceback after the checks.
+        own = [a for a in argv if a.lstrip("+~").startswith(("hydra.", "hydra/"))]
+        if own:
+            try:
+                compose(CONFIG_NAME, overrides=own, return_hydra_config=True)
+            except (HydraException, OmegaConfBaseException, ValueError) as exc:
+                raise ConfigProblems([composition_problem(exc)[0]]) from None
         for num, overrides in enumerate(jobs):
             # Keys the schema lacks (Hydra adds a `+key` silently) and group options with no
             # file under configs/: refused with the allowed ones, and left out of the

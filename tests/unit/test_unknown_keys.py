@@ -261,3 +261,30 @@ def test_left_to_hydra_or_allowed(override) -> None:
 def test_other_composition_errors_are_hydras(override, message, capsys) -> None:
     problems = _refused(["--check", override], capsys)
     assert problems[0].startswith(message)
+
+
+@pytest.mark.parametrize("check", [True, False], ids=["check", "run"])
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("hydra.foo=1", "Could not override 'hydra.foo'"),
+        ("hydra.job.chdir=maybe", "Error merging override hydra.job.chdir=maybe"),
+        ("hydra/launcher=nope", "Could not find 'hydra/launcher/nope'"),
+    ],
+)
+def test_a_bad_hydra_override_exits_2_without_a_traceback(
+    override, message, check, tmp_path, capsys
+) -> None:
+    """Hydra's own keys are composed with Hydra's config during the checks; a bad one used
+    to pass them and end in Hydra's traceback when the job started."""
+    run_dir = tmp_path / "run"
+    argv = [override, "trajectory=smoke", f"hydra.run.dir={run_dir}"]
+    (problem,) = _refused(["--check", *argv] if check else argv, capsys)
+    assert message in problem
+    assert not run_dir.exists()
+
+
+def test_good_hydra_overrides_pass(tmp_path, capsys) -> None:
+    _passes(
+        ["trajectory=smoke", f"hydra.run.dir={tmp_path / 'run'}", "hydra.job.chdir=false"], capsys
+    )
