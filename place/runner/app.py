@@ -151,7 +151,7 @@ _FLAGS_WITH_VALUE = frozenset(
 
 def _job_overrides(argv: Sequence[str], sweeping: bool) -> list[list[str]]:
     """The overrides of each job, as Hydra's basic sweeper expands them (`a=1,2 b=x,y` is four
-    jobs; `range(...)`, `choice(...)` and `glob(...)` sweeps too)."""
+    jobs; `range(...)` and `choice(...)` sweeps too; `glob(...)` is refused)."""
     overrides: list[str] = []
     args = iter(argv)
     for arg in args:
@@ -163,10 +163,28 @@ def _job_overrides(argv: Sequence[str], sweeping: bool) -> list[list[str]]:
         return [overrides]
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import ValueType
     from hydra.errors import HydraException
+
+    from place.runner.overrides import config_groups
 
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException as exc:
+        raise PlaceError(f"bad configuration: {exc}") from None
+    groups = config_groups()
+    for o in parsed:
+        if o.value_type == ValueType.GLOB_CHOICE_SWEEP:
+            # Hydra's glob reads a group's options from every provider, so it would also
+            # sweep the group's `<group>_schema` entry (not an option, docs/configuration.md).
+            group = o.key_or_group.lstrip("+~")
+            options = groups.get(group)
+            listed = f"; list the options instead: {group}={','.join(options)}" if options else ""
+            raise PlaceError(
+                f"{o.input_line}: glob() sweeps are not supported (Hydra's glob would also "
+                f"match configuration schemas){listed}"
+            )
+    try:
         return [job for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
     except HydraException as exc:
         raise PlaceError(f"bad configuration: {exc}") from None

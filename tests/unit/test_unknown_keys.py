@@ -288,3 +288,15 @@ def test_good_hydra_overrides_pass(tmp_path, capsys) -> None:
     _passes(
         ["trajectory=smoke", f"hydra.run.dir={tmp_path / 'run'}", "hydra.job.chdir=false"], capsys
     )
+
+
+def test_a_glob_sweep_is_refused_with_the_options_to_list(tmp_path, capsys) -> None:
+    """Hydra's glob() also matches a group's `<group>_schema` entry, which is not an option:
+    refused with the options to write instead, nothing created."""
+    argv = ["-m", "model=glob(*)", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    (problem,) = _refused(argv, capsys)
+    assert problem == (
+        "model=glob(*): glob() sweeps are not supported (Hydra's glob would also match "
+        f"configuration schemas); list the options instead: model={MODELS[len('allowed: ') :]}"
+    ).replace(", ", ",")
+    assert not (tmp_path / "sweep").exists()
