@@ -39,6 +39,14 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
         ]
     else:
         trajectory = [f"trajectory={t['name']}"]
+    # The experiment's switches and k as recorded (a run made with experiment.closed_loop=false
+    # replays without its closed loop), and the seeds.
+    experiment = [
+        f"experiment.{k}={str(v).lower() if isinstance(v, bool) else v}"
+        for k, v in config["experiment"].items()
+        if k != "name"
+    ]
+    seeds = [f"seeds.{k}={v}" for k, v in (config.get("seeds") or {}).items()]
     return [
         sys.executable,
         "-m",
@@ -46,6 +54,8 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
         "run",
         *trajectory,
         f"experiment={config['experiment']['name']}",
+        *experiment,
+        *seeds,
         f"model={config['model']['name']}",
         f"hydra.run.dir={run_dir}",
         *design,

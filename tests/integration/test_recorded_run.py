@@ -25,18 +25,21 @@ RUNS = {
     "smoke": ROOT / "experiments" / "smoke" / "smollm2-135m",
     "primary-extended": ROOT / "experiments" / "primary-extended" / "smollm2-135m",
     "aoep-pilot": ROOT / "experiments" / "aoep-pilot" / "smollm2-135m",
+    "primary-aoep": ROOT / "experiments" / "primary-aoep" / "smollm2-135m",
 }
 TRAJECTORY = {
     "primary": "primary",
     "smoke": "smoke",
     "primary-extended": "primary",
     "aoep-pilot": "aoep-pilot",
+    "primary-aoep": "primary",
 }
 DESIGN = {
     "primary": "paper",
     "smoke": "paper",
     "primary-extended": "extended",
     "aoep-pilot": "aoep",
+    "primary-aoep": "aoep",
 }
 recorded = pytest.mark.parametrize("RECORDED", list(RUNS.values()), ids=list(RUNS))
 
