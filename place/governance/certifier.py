@@ -24,6 +24,7 @@ from typing import Any, Protocol, cast
 
 from place import faults
 from place.eligibility import ELIGIBILITY_KEY, Interpretation, eligibility_key, is_eligible, key_of
+from place.governance.evidence import EVIDENCE, EvidenceLog
 from place.governance.ledger import (
     EVENT,
     EVENT_TRUST,
@@ -246,6 +247,8 @@ class Certifier:
         self._lexicons: dict[str, Lexicon] = {readback.lexicon.principal: readback.lexicon}
         self.summaries = DerivedSummaries(store, schema, render)
         """The derived summaries written at compaction points (method.md §11)."""
+        self.evidence = EvidenceLog(store)
+        """V, the evidence log of every delivered turn (method.md §12)."""
 
     @property
     def governed(self) -> LifecycleState:
@@ -287,6 +290,7 @@ class Certifier:
         twin.visibility = dict(self.visibility)
         twin._lexicons = self._lexicons
         twin.summaries = self.summaries.fork(store)
+        twin.evidence = self.evidence.fork(store)
         return twin
 
     # -- restart: the store and L alone ------------------------------------------------
@@ -351,6 +355,7 @@ class Certifier:
                 certifier.ledger_versions[gamma] = int(meta["version"])
         certifier.adopt_store()
         certifier.summaries.adopt(scan.points)
+        certifier.evidence.adopt(scan.table(EVIDENCE))
         certifier.verify_ledger()
         return certifier
 
@@ -378,6 +383,11 @@ class Certifier:
         )
         if event.has_slot:
             record.changed.extend(self._sync_visibility(event.slot))
+        if event.op == "forget" and transition is not None and transition.removed:
+            # V keeps what was said: the forgotten values leave it too (method.md §12).
+            values = sorted({r.value for r in transition.removed})
+            lexicon = self.readback.lexicon
+            self.evidence.redact(event, values, lexicon, lexicon.principal)
         gone, rebuilt = self.summaries.sync(
             self.governed.records, self._summary_line, provenance.recorded_at, sequence
         )

@@ -24,6 +24,7 @@ from place.producers.registry import (
     RecordCounter,
     StepOutcome,
     register_producer,
+    speakers,
     turn_speaker,
 )
 from place.trajectory.model import Compaction, Conversation, Turn
@@ -45,6 +46,12 @@ class CSSWriter:
         operations = []
         counter = RecordCounter(self.store)
         principal = self.store.principal
+        # Every turn of the step goes to V first, so that a forget later in the step redacts
+        # a reply that repeats the value too (method.md §12).
+        for turn, speaker in zip(turns, speakers(turns, principal), strict=True):
+            self.certifier.evidence.record(
+                turn, None if turn.role == "assistant" else speaker, conv.date
+            )
         for turn in turns:
             provenance = Provenance(
                 turn.id, conv.id, conv.date, speaker=turn_speaker(turn, principal)

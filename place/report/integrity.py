@@ -100,9 +100,8 @@ def records_problems(records: RunRecords, header: Mapping[str, Any]) -> list[str
         lambda r: r.producer,
         producers,
         "producer",
-        # World b's steps restart at 0 for every causal pair and do not name it: only world a's
-        # steps have a key of their own.
-        lambda r: (r.step, r.producer) if r.world == "a" else None,
+        # World b's steps restart at 1 for every causal pair and name its query (layout 5).
+        lambda r: (r.step, r.producer, r.world, r.query),
     )
     check(
         "forget",

@@ -15,8 +15,8 @@ from place.trajectory.model import Event
 
 SLOT_KEYS = ("entity", "predicate", "scope")
 TEXT_KEYS = ("text",)
-"""Side-row keys that hold free text (the evidence log V's `text`, issue #28): read with the
-lexicon like a plain record. Every other key is structured metadata."""
+"""Side-row keys that hold free text (the evidence log V's `text`, method.md §12): read with
+the lexicon like a plain record. Every other key is structured metadata."""
 
 
 def residue(
@@ -72,6 +72,14 @@ def side_row_holds(
     if tuple(metadata.get(k) for k in SLOT_KEYS) == tuple(event.slot):
         held = strings([v for k, v in metadata.items() if k not in TEXT_KEYS])
         if set(values) & set(held):
+            return True
+    # The events an evidence entry (V, method.md §12) keeps: read by key, like a row.
+    for fields in metadata.get("events") or ():
+        if (
+            isinstance(fields, Mapping)
+            and tuple(fields.get(k) for k in SLOT_KEYS) == tuple(event.slot)
+            and fields.get("value") in values
+        ):
             return True
     return any(
         names_value(text, event, values, lexicon, principal)

@@ -147,3 +147,24 @@ def test_a_plain_summary_keeps_a_forgotten_value_a_derived_one_does_not(run: Pat
             assert "summary" in where, f
         if f["producer"] == "css":
             assert f["residue"] == [], f
+
+
+def test_the_evidence_log_holds_every_written_turn_and_no_forgotten_value(run: Path) -> None:
+    """V (docs/method.md §12.1) in CSS's store at the end of the run: one entry per turn CSS
+    was given (never two for a turn; the redeliveries c1-05 and c8-03 add nothing), the
+    forgotten therapist and locker code redacted from every entry that said them."""
+    import sqlite3
+
+    with sqlite3.connect(run / "side_tables" / "css.db") as db:
+        rows = [
+            json.loads(m)
+            for (m,) in db.execute("SELECT metadata FROM side_rows WHERE tbl = 'evidence'")
+        ]
+    turns = [r["turn"] for r in rows]
+    assert len(turns) == len(set(turns)) > 0
+    assert not {"c1-05", "c8-03"} & set(turns)
+    assert {"c4-01", "c4-02", "c4-03", "c9-01"} <= set(turns)
+    said = {r["turn"]: r for r in rows}
+    assert "Dr Lind" not in json.dumps(rows) and "[forgotten]" in said["c4-01"]["text"]
+    assert "4512" not in json.dumps(rows) and "[forgotten]" in said["c1-01"]["text"]
+    assert said["c9-01"]["trust"] == "untrusted" and said["c4-02"]["trust"] == "none"

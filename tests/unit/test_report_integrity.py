@@ -99,3 +99,18 @@ def test_a_compaction_recorded_twice_is_refused(
         fh.write(first)
     err = refused(run_dir, capsys)
     assert "records/compactions.jsonl: line " in err and "records the same compaction" in err
+
+
+def test_a_world_b_step_recorded_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """World-b steps count from 1 for every causal pair and name its query: a pair's step
+    recorded twice is a duplicate, as a world-a step is."""
+    run_dir = run_copy(tmp_path, "smoke")
+    path = run_dir / "records" / "steps.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    world_b = next(line for line in lines if '"world":"b"' in line.replace(" ", ""))
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(world_b)
+    err = refused(run_dir, capsys)
+    assert "records/steps.jsonl: line " in err and "records the same step" in err
