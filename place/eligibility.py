@@ -106,7 +106,7 @@ def admits(readback: PredicateReader, record: Any, tau: Interpretation, day: dt.
     """QASC's E(m, q, τ): β reads an eligible fact of the queried predicate from the record,
     and no ineligible one."""
     if tau.asker is not None and tau.asker not in readback.visible_to(record):
-        return False  # visibility (method.md §11): a record the asker may not see
+        return False  # visibility (docs/method.md §11): a record the asker may not see
     facts = list(readback.predicate_facts(record, tau.predicate, day))
     return any(is_eligible(f, tau) for f in facts) and all(is_eligible(f, tau) for f in facts)
 

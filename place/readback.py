@@ -34,10 +34,10 @@ LIFECYCLE_KEYS: tuple[str, ...] = (
     "valid_until",
 )
 OWNER = "owner"
-"""Lifecycle key of a certified record (method.md §11): the principal who owns it (the
+"""Lifecycle key of a certified record (docs/method.md §11): the principal who owns it (the
 speaker of the event that made it). Absent: the principal."""
 VISIBLE_TO = "visible_to"
-"""Lifecycle key of a certified record (method.md §11): the principals who see it, sorted
+"""Lifecycle key of a certified record (docs/method.md §11): the principals who see it, sorted
 (its owner and those its slot is shared with). Absent: the principal alone."""
 VISIBILITY_KEYS: tuple[str, ...] = (OWNER, VISIBLE_TO)
 """Kept apart from `LIFECYCLE_KEYS` (what the run records copy of an exposed record), so
@@ -85,7 +85,7 @@ class ReadFact:
     """Certified: the record's `owner` (absent: the principal). Plain: None."""
     visible_to: tuple[str, ...] | None = None
     """Certified: the record's `visible_to` (absent: the principal alone). Plain: None (E's
-    reading of plain records, visible to their speaker, is method.md §11's, not β's)."""
+    reading of plain records, visible to their speaker, is docs/method.md §11's, not β's)."""
 
     @property
     def fact(self) -> Fact:
@@ -167,7 +167,7 @@ class Readback:
         meta = record.metadata or {}
         principal = self.lexicon.principal
         if is_derived(meta):
-            # A derived summary: its listed facts (method.md §14), never its text.
+            # A derived summary: its listed facts (docs/method.md §14), never its text.
             return tuple(
                 lifecycle_fact(raw, principal, day) for raw in meta.get(DERIVED_FACTS) or ()
             )

@@ -246,13 +246,13 @@ class Certifier:
         """event id of a governed record -> the (owner, visible_to) its metadata holds."""
         self._lexicons: dict[str, Lexicon] = {readback.lexicon.principal: readback.lexicon}
         self.summaries = DerivedSummaries(store, schema, render)
-        """The derived summaries written at compaction points (method.md §11)."""
+        """The derived summaries written at compaction points (docs/method.md §11)."""
         self.evidence = EvidenceLog(store)
-        """V, the evidence log of every delivered turn (method.md §12)."""
+        """V, the evidence log of every delivered turn (docs/method.md §12)."""
 
     @property
     def governed(self) -> LifecycleState:
-        """G: the lifecycle state CSS certifies (method.md §3)."""
+        """G: the lifecycle state CSS certifies (docs/method.md §3)."""
         return self.world.lifecycle
 
     @property
@@ -297,7 +297,7 @@ class Certifier:
 
     @classmethod
     def restore(cls, store: CertifiedStore, schema: Schema, readback: Readback) -> Certifier:
-        """A certifier rebuilt from what the store holds (method.md §11, `restart`): G from
+        """A certifier rebuilt from what the store holds (docs/method.md §11, `restart`): G from
         the certified records, Γ and the applied event ids from the ledger L, nothing from
         the trajectory. The order of G's records is the order L applied their events."""
         certifier = cls(store, schema, readback)
@@ -384,7 +384,7 @@ class Certifier:
         if event.has_slot:
             record.changed.extend(self._sync_visibility(event.slot))
         if event.op == "forget" and transition is not None and transition.removed:
-            # V keeps what was said: the forgotten values leave it too (method.md §12).
+            # V keeps what was said: the forgotten values leave it too (docs/method.md §12).
             values = sorted({r.value for r in transition.removed})
             lexicon = self.readback.lexicon
             self.evidence.redact(event, values, lexicon, lexicon.principal)
@@ -457,7 +457,7 @@ class Certifier:
         day = provenance.recorded_at
         world = self.world
         # The links: the event ids of the records the needs admit now that the asker sees
-        # (method.md §11's request rows; the reference computes them the same way).
+        # (docs/method.md §11's request rows; the reference computes them the same way).
         links = sorted(
             {
                 r.event_id
@@ -597,7 +597,7 @@ class Certifier:
         return added
 
     def _lexicon(self, speaker: str) -> Lexicon:
-        """β with `speaker` as the entity of a text that names none (method.md §11)."""
+        """β with `speaker` as the entity of a text that names none (docs/method.md §11)."""
         if speaker not in self._lexicons:
             self._lexicons[speaker] = Lexicon(self.schema, speaker)
         return self._lexicons[speaker]

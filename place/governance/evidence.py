@@ -1,4 +1,4 @@
-"""The evidence log V (docs/method.md §12, amendment 1): what every delivered turn said, kept
+"""The evidence log V (docs/method.md §12): what every delivered turn said, kept
 by CSS beside its state as a side table of its row store (`evidence`).
 
 One entry per turn CSS is given to write, keyed by turn id: role, speaker, source, text,

@@ -122,7 +122,7 @@ def event_subject(event: Event) -> tuple[str, ...]:
 
 
 def event_fields(event: Event, speaker: str) -> dict[str, Any]:
-    """An event row's key fields: never a value (method.md §11, amendment 1)."""
+    """An event row's key fields: never a value (docs/method.md §11)."""
     fields: dict[str, Any] = {"op": event.op, "speaker": speaker}
     if event.has_slot:
         fields.update(entity=event.entity, predicate=event.predicate, scope=event.scope)
@@ -285,7 +285,7 @@ class _Scannable(Protocol):
 
 def read_governance(source: _Scannable | StoreScan) -> Governance:
     """Γ^phys = β_L(L): the governance state a store's ledger holds, read from ledger
-    metadata only (method.md §11). `source` is a store (or a read-only view of one) or a
+    metadata only (docs/method.md §11). `source` is a store (or a read-only view of one) or a
     scan already taken. A store without ledger rows (none, append, native, extract) reads
     as the empty `Governance()`."""
     scan = source if isinstance(source, StoreScan) else source.scan()

@@ -93,7 +93,7 @@ class Lexicon:
         return facts
 
     def read_as(self, text: str, speaker: str | None, predicate: str | None = None) -> set[Fact]:
-        """β for a plain record said by `speaker` (docs/method.md §11, amendment 2): a text
+        """β for a plain record said by `speaker` (docs/method.md §11): a text
         that names no entity is about its speaker, not the principal. With the principal
         as speaker (or none) this is `read`."""
         facts = self.read(text, predicate)

@@ -1,7 +1,7 @@
 """Everything physically stored for one principal: Qdrant points, Mem0 history rows and the
 store's side-table rows.
 
-The points and history are X_t of the method (§2); the side tables (the ledger L, method.md
+The points and history are X_t of the method (§2); the side tables (the ledger L, docs/method.md
 §11) lie beside them (`place.memory.tables`). The scan is read straight from Qdrant (scroll),
 from the sqlite ``history`` table and from the side-table file, not through Mem0's read API,
 so nothing is hidden by Mem0's formatting (e.g. ``get_all``'s default limit of 100).

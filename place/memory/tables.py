@@ -2,7 +2,7 @@
 
 A row store (`place.memory.store.MemoryStore`) is its Qdrant points and Mem0's history (the
 *state partition*, X_t of docs/method.md §2). Its side tables hold what a producer keeps
-beside that state: the certified ledger L (`ledger`, method.md §11) and, later, the
+beside that state: the certified ledger L (`ledger`, docs/method.md §11) and, later, the
 evidence log V (`evidence`, issue #28). A side-table row has
 
 - an id of its own (`<table>-<n>`, n from a per-file counter that never reuses a number), not
@@ -15,7 +15,7 @@ and server mode alike (a Qdrant server holds no side table), created at the firs
 store that never writes a side row has no file. Rows come back in the order they were
 written; a rewrite keeps a row's place. Deletions are physical: the file runs with
 `secure_delete` and is VACUUMed after a delete, so removed metadata is not left in free
-pages (forget's redaction, method.md §11).
+pages (forget's redaction, docs/method.md §11).
 
 Clones (world b, probe copies, the pre-unit snapshots of place/runner/snapshots.py) copy
 the file with SQLite's backup API (`copy_to`), so a copy holds the same rows, ids and

@@ -349,7 +349,7 @@ class _Condition:
                 yield self.item("obligation", "support", q.query, problems)
 
     def conflict(self) -> Iterable[Item]:
-        # Conflict items are the probes with a conflict value (method.md §11, amendment 6).
+        # Conflict items are the probes with a conflict value (docs/method.md §11).
         for p in self.probes:
             if p.conflict_value is not None:
                 harmed = (

@@ -7,7 +7,7 @@ the governance rows its events make or change, a quarantine row per fact of a to
 and a request row per task turn, verified against its own Γ after every write. Never calls
 the LLM.
 
-Restart (method.md §11, amendment 15): `restart()` drops the writer's in-memory state and
+Restart (docs/method.md §11): `restart()` drops the writer's in-memory state and
 rebuilds it from the store and L alone; `resume(done)` does the same and checks that L
 records every event and task of the steps a resumed run already completed.
 """
@@ -47,7 +47,7 @@ class CSSWriter:
         counter = RecordCounter(self.store)
         principal = self.store.principal
         # Every turn of the step goes to V first, so that a forget later in the step redacts
-        # a reply that repeats the value too (method.md §12).
+        # a reply that repeats the value too (docs/method.md §12).
         for turn, speaker in zip(turns, speakers(turns, principal), strict=True):
             self.certifier.evidence.record(
                 turn, None if turn.role == "assistant" else speaker, conv.date

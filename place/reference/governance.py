@@ -9,7 +9,7 @@ drives one `GovernedState` per world through a trajectory's events, and takes a 
   a slot without live records is owned by the owner of its latest record, if any.
 - **Visibility**: vis(r, A) holds when A owns r or the slot of r is shared with A. With one
   principal every record is visible to everyone who can ask, so E, Q* and gold are those of
-  method.md §1.
+  docs/method.md §1.
 - A **proposal** is an assert or correct by someone other than the owner of a slot that
   has live values, of a value that is not live: it opens a pending conflict (its event id
   k), leaves S* as it is, and is resolved by the owner's next event on the slot.
@@ -31,7 +31,7 @@ from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot
 ConflictStatus = Literal["pending", "resolved"]
 RequestStatus = Literal["requested", "reverted"]
 DeletionStatus = Literal["done"]
-"""The reference carries out every forget (method.md §11, amendment 14: `retained` and
+"""The reference carries out every forget (docs/method.md §11: `retained` and
 `pending` are statuses a producer may report; the reference never does)."""
 GovernanceKind = Literal[
     "share", "unshare", "grant", "revoke", "propose", "request", "rollback", "duplicate"
@@ -127,7 +127,7 @@ class Governance:
 
 @dataclass(frozen=True)
 class GovernanceTransition:
-    """What one event (or a task's request or redelivery) did to Γ* (method.md §11's
+    """What one event (or a task's request or redelivery) did to Γ* (docs/method.md §11's
     transition kinds beyond §10's)."""
 
     event: str
@@ -198,7 +198,8 @@ class GovernedState:
 
     def visibility(self, day: dt.date) -> dict[Slot, frozenset[str]]:
         """Who may see each slot that has an owner (its owner and those it is shared with):
-        amendment 11's reading of `visible` for an exposed fact, by the fact's slot."""
+        the reading of `visible` for an exposed fact, by the fact's slot (docs/decisions.md,
+        "The governance half in a run")."""
         out: dict[Slot, frozenset[str]] = {}
         for slot in {r.slot for r in self.lifecycle.records}:
             owner = self.slot_owner(slot, day)

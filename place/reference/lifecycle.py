@@ -97,7 +97,7 @@ class LifecycleState:
 
     def apply(self, event: Event, own_date: dt.date) -> Transition:
         """Apply one trusted event dated `own_date` (its conversation's date). The
-        governance ops of method.md §11 (share, unshare, grant, revoke, rollback) leave the
+        governance ops of docs/method.md §11 (share, unshare, grant, revoke, rollback) leave the
         lifecycle state as it is: their effect is on Γ* (`place.reference.governance`)."""
         if event.op not in FACT_OPS:
             return Transition(event)

@@ -86,7 +86,7 @@ class Provenance:
 
     def _apply(self, history: _History, turn: Turn) -> None:
         if turn.redelivers is not None:
-            # A duplicate delivery (method.md §11) is not a statement: what it says was said
+            # A duplicate delivery (docs/method.md §11) is not a statement: what it says was said
             # at its original turn, and a value forgotten since stays forgotten.
             return
         if turn.role == "tool":

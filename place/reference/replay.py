@@ -6,7 +6,7 @@ import it; the CSS certifier shares only the transition rules in `lifecycle`.
 
 A trajectory without §11's constructs has one principal, who owns every record and sees
 everything, no task, share, grant or redelivery: its checkpoints, S* and Q* are exactly
-those of method.md §1 (its Γ* holds only the quarantine and deletion rows of §10's tool
+those of docs/method.md §1 (its Γ* holds only the quarantine and deletion rows of §10's tool
 turns and forgets).
 """
 
@@ -45,7 +45,7 @@ from place.trajectory.model import (
 
 CheckpointKind = Literal["post-update", "pre-query"]
 TaskCheckpointKind = Literal["pre-task"]
-"""A world-a checkpoint at a task or run turn (method.md §11, amendment 5): the state the
+"""A world-a checkpoint at a task or run turn (docs/method.md §11): the state the
 act gate reads, after the turn's request is recorded. Only trajectories with tasks have one."""
 
 
@@ -135,7 +135,7 @@ class QueryReference:
     asker: str | None = None
     """τ's asker: the query turn's speaker. E also requires that the asker sees the fact."""
     foreign_present: bool = False
-    """S*'s history holds a record the asker cannot see (method.md §11, non-exposure)."""
+    """S*'s history holds a record the asker cannot see (docs/method.md §11, non-exposure)."""
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ Decision = Expectation
 
 @dataclass(frozen=True)
 class TaskReference:
-    """The reference decision of one task (method.md §11), taken at its run turn."""
+    """The reference decision of one task (docs/method.md §11), taken at its run turn."""
 
     id: str
     turn: str
@@ -217,7 +217,7 @@ def authorized_support(state: LifecycleState, day: dt.date, tau: Interpretation)
 
 def visible_support(world: GovernedState, day: dt.date, tau: Interpretation, asker: str) -> Support:
     """Eligible facts among S* at a checkpoint dated `day` that `asker` sees (τ with its
-    asker, method.md §11). With one principal this is `authorized_support`."""
+    asker, docs/method.md §11). With one principal this is `authorized_support`."""
     return Support(
         frozenset(
             r.fact
@@ -243,7 +243,7 @@ class _Replayer:
         self.problems.append(Problem(self.trajectory.source_path, location, message))
 
     def lexicon(self, speaker: str) -> Lexicon:
-        """β with `speaker` as the entity of a text that names none (method.md §11)."""
+        """β with `speaker` as the entity of a text that names none (docs/method.md §11)."""
         if speaker not in self.lexicons:
             self.lexicons[speaker] = Lexicon(self.trajectory.schema, speaker)
         return self.lexicons[speaker]
@@ -365,7 +365,7 @@ class _Replayer:
     def decide(
         self, world: GovernedState, task: Task, request_turn: str, turn: Turn, conv: Conversation
     ) -> TaskReference:
-        """The reference decision of `task` at its run turn `turn` (method.md §11)."""
+        """The reference decision of `task` at its run turn `turn` (docs/method.md §11)."""
         row = world.requests[task.id]
         asker, day = row.asker, conv.date
         live = world.lifecycle.live_records(day)

@@ -148,8 +148,8 @@ def governance_transition_record(t: GovernanceTransition) -> GovernanceTransitio
 
 def gate_rank(item: Any) -> tuple[float, str, int, str]:
     """The act gate's ranking of exposed items: by similarity, ties (every item of a policy
-    that does not rank by similarity, e.g. recency and fullcontext) newest first (amendment
-    12: by written_on, written_seq)."""
+    that does not rank by similarity, e.g. recency and fullcontext) newest first, by
+    written_on, written_seq (docs/decisions.md, "The governance half in a run")."""
     meta = item.metadata or {}
     seq = meta.get("written_seq")
     return (
@@ -832,7 +832,7 @@ class Experiment:
                     copy = self.stores[row].clone(f"{row}__probe")
                     try:
                         # Plain text (no policy can tell it from a memory), spoken by the
-                        # asker (method.md §11, amendment 2: a text naming no one is theirs).
+                        # asker (docs/method.md §11: a text naming no one is theirs).
                         asker = tau.asker or self.traj.principal
                         copy.add_record(probe.conflict.text, {SPEAKER: asker})
                         faults.kill_point("probes")

@@ -15,7 +15,7 @@ from place.trajectory.model import Event
 
 SLOT_KEYS = ("entity", "predicate", "scope")
 TEXT_KEYS = ("text",)
-"""Side-row keys that hold free text (the evidence log V's `text`, method.md §12): read with
+"""Side-row keys that hold free text (the evidence log V's `text`, docs/method.md §12): read with
 the lexicon like a plain record. Every other key is structured metadata."""
 
 
@@ -73,7 +73,7 @@ def side_row_holds(
         held = strings([v for k, v in metadata.items() if k not in TEXT_KEYS])
         if set(values) & set(held):
             return True
-    # The events an evidence entry (V, method.md §12) keeps: read by key, like a row.
+    # The events an evidence entry (V, docs/method.md §12) keeps: read by key, like a row.
     for fields in metadata.get("events") or ():
         if (
             isinstance(fields, Mapping)

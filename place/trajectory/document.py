@@ -390,7 +390,7 @@ class Refs:
     many: frozenset[str] = frozenset()
     """Predicates declared cardinality-many (even if something else in them is broken)."""
     principals: tuple[str, ...] | None = None
-    """The principals (method.md §11): `principals` as written, else `(principal,)`; None
+    """The principals (docs/method.md §11): `principals` as written, else `(principal,)`; None
     when neither can be read (references to principals are then not checked)."""
     permissions: Mapping[str, str | None] | None = None
     """Permission id -> its owner as written (None: unreadable); None when the schema's
@@ -461,7 +461,7 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, str) and re.fullmatch(ITEM_ID, value) is not None
 
 
-# ---------------------------------------------------------------- principals (method.md §11)
+# ---------------------------------------------------------------- principals (docs/method.md §11)
 
 
 def _principal(info: ValidationInfo) -> str | None:
@@ -584,7 +584,7 @@ _KEYS_OF_OP: dict[str, tuple[str, ...]] = {
     **{op: ("permission", "to") for op in EPOCH_OPS},
     "rollback": ("task",),
 }
-"""The keys an event of each op may have besides `op` (method.md §1 and §11)."""
+"""The keys an event of each op may have besides `op` (docs/method.md §1 and §11)."""
 _REQUIRED_OF_OP: dict[str, tuple[str, ...]] = {
     **{op: ("entity", "predicate") for op in FACT_OPS},
     **{op: ("entity", "predicate", "with") for op in SHARE_OPS},
@@ -620,7 +620,7 @@ class EventDoc(_SlotDoc):
     @classmethod
     def _keys_of_op(cls, value: Any, info: ValidationInfo) -> Any:
         """A key the event's op does not take (the lifecycle ops' own rules on `value` and
-        the window are below; these are the keys of method.md §11)."""
+        the window are below; these are the keys of docs/method.md §11)."""
         op, key = info.data.get("op"), "with" if info.field_name == "with_" else info.field_name
         if op in _KEYS_OF_OP and key not in _KEYS_OF_OP[op]:
             keys = ", ".join(("op", *_KEYS_OF_OP[op]))

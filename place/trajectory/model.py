@@ -33,9 +33,9 @@ OPS: tuple[str, ...] = get_args(Op)
 FACT_OPS: tuple[str, ...] = OPS[:4]
 """The lifecycle ops of docs/method.md §1: they act on a slot's values (S*)."""
 SHARE_OPS: tuple[str, ...] = ("share", "unshare")
-"""Governance ops on a slot's visibility (method.md §11): issued by the slot's owner."""
+"""Governance ops on a slot's visibility (docs/method.md §11): issued by the slot's owner."""
 EPOCH_OPS: tuple[str, ...] = ("grant", "revoke")
-"""Governance ops on a permission (method.md §11): issued by the permission's owner."""
+"""Governance ops on a permission (docs/method.md §11): issued by the permission's owner."""
 EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
 REASONS: tuple[str, ...] = get_args(Reason)
 ROLES: tuple[str, ...] = get_args(Role)
@@ -88,14 +88,14 @@ class Predicate:
     default_scope: str | None = None
     template: str | None = None
     consequential: bool = False
-    """Acting on a wrong value of it does harm (method.md §12, §13)."""
+    """Acting on a wrong value of it does harm (docs/method.md §12, §13)."""
     core: bool = False
-    """A core predicate (method.md §13)."""
+    """A core predicate (docs/method.md §13)."""
 
 
 @dataclass(frozen=True)
 class Permission:
-    """A right to act (method.md §11), held by its owner and by whoever the owner grants it."""
+    """A right to act (docs/method.md §11), held by its owner and by whoever the owner grants it."""
 
     id: str
     owner: str
@@ -115,7 +115,7 @@ class Schema:
 
 @dataclass(frozen=True)
 class Event:
-    """A trusted user-level event: what the user wants the memory to hold, or (method.md
+    """A trusted user-level event: what the user wants the memory to hold, or (docs/method.md
     §11) a governance act of the turn's speaker: share/unshare a slot, grant/revoke a
     permission, roll back a task.
 
@@ -153,7 +153,7 @@ class Event:
 
 @dataclass(frozen=True)
 class Task:
-    """A request to act (method.md §11), decided at its run turn: its own turn, or the turn
+    """A request to act (docs/method.md §11), decided at its run turn: its own turn, or the turn
     that runs it when it is deferred."""
 
     id: str
@@ -239,7 +239,7 @@ class Probe:
 
 @dataclass(frozen=True)
 class Compaction:
-    """A derived-summary point (method.md §11): after this world-a turn, producers write one
+    """A derived-summary point (docs/method.md §11): after this world-a turn, producers write one
     summary of the entity's facts in the scope."""
 
     after: str
@@ -293,7 +293,7 @@ class Trajectory:
         ci, ti = self._turn_index[turn_id]
         return self.conversations[ci].turns[ti]
 
-    # -- method.md §11 ------------------------------------------------------------------
+    # -- docs/method.md §11 ------------------------------------------------------------------
 
     def all_principals(self) -> tuple[str, ...]:
         """The declared principals, or `(principal,)` when the file declares none."""
@@ -316,9 +316,9 @@ class Trajectory:
 
     @property
     def governed(self) -> bool:
-        """Whether the trajectory uses any construct of method.md §11 (principals, speakers,
+        """Whether the trajectory uses any construct of docs/method.md §11 (principals, speakers,
         permissions, tasks, shares, redeliveries, restarts, compactions, askers, predicate
-        flags). Without one, its reference is exactly that of method.md §1."""
+        flags). Without one, its reference is exactly that of docs/method.md §1."""
         schema = self.schema
         if self.principals or self.compactions or schema.permissions:
             return True
