@@ -48,6 +48,20 @@ WIDER = Design("wider", (*EXTENDED.producers, "userlog"), (*EXTENDED.policies, "
 """The extended design with a producer and a policy no shipped code knows (not registered)."""
 
 
+def _shipped() -> list[Design]:
+    """Every design a user can choose (`design=<name>`: configs/design/*.yaml)."""
+    import yaml
+
+    out = []
+    for path in sorted((Path(__file__).parents[2] / "configs" / "design").glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        out.append(Design(doc["name"], tuple(doc["producers"]), tuple(doc["policies"])))
+    return out
+
+
+SHIPPED = _shipped()
+
+
 def lab(colour: str) -> tuple[float, float, float]:
     """sRGB hex to CIELAB (D65)."""
     rgb = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
@@ -94,7 +108,7 @@ def _close_figures() -> Any:
 # --- the palette --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("design", [*DESIGNS.values(), WIDER], ids=lambda d: d.name)
+@pytest.mark.parametrize("design", [*DESIGNS.values(), *SHIPPED, WIDER], ids=lambda d: d.name)
 def test_every_condition_of_a_design_has_its_own_colour(design: Design) -> None:
     colours = palette(design.names, design)
     assert list(colours) == list(design.names)
