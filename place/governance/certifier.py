@@ -66,7 +66,7 @@ from place.reference.governance import (
     RequestRow,
 )
 from place.reference.lifecycle import FactRecord, LifecycleState, Status, Transition
-from place.trajectory.model import GLOBAL_SCOPE, Compaction, Event, Schema, Slot, Task
+from place.trajectory.model import GLOBAL_SCOPE, Compaction, Event, Fact, Schema, Slot, Task
 
 OPEN_FROM = 0
 OPEN_UNTIL = 99_999_999
@@ -383,11 +383,15 @@ class Certifier:
         )
         if event.has_slot:
             record.changed.extend(self._sync_visibility(event.slot))
-        if event.op == "forget" and transition is not None and transition.removed:
-            # V keeps what was said: the forgotten values leave it too (docs/method.md §12).
-            values = sorted({r.value for r in transition.removed})
-            lexicon = self.readback.lexicon
-            self.evidence.redact(event, values, lexicon, lexicon.principal)
+        if event.op == "forget" and event.has_slot:
+            # V keeps what was said: every value the slot held leaves it too, its records'
+            # and those of its proposals and quarantined facts (docs/method.md §12.1).
+            values = {r.value for r in transition.removed} if transition is not None else set()
+            values |= {c.value for c in before.conflicts if c.slot == event.slot}
+            values |= {q.fact.value for q in before.quarantine if _slot(q.fact) == event.slot}
+            if values:
+                lexicon = self.readback.lexicon
+                self.evidence.redact(event, sorted(values), lexicon, lexicon.principal)
         gone, rebuilt = self.summaries.sync(
             self.governed.records, self._summary_line, provenance.recorded_at, sequence
         )
@@ -721,6 +725,10 @@ def _fact_record(meta: Any) -> FactRecord:
         version=int(meta["version"]),
         supersedes=tuple(str(e) for e in meta.get("supersedes") or ()),
     )
+
+
+def _slot(fact: Fact) -> Slot:
+    return Slot(fact.entity, fact.predicate, fact.scope)
 
 
 def _row_subject(meta: Any) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from fakes.mem0_llm import FakeMem0LLM
 from inprocess import backend as make_backend
 
 from place.governance.certifier import CertificationError, Certifier
+from place.governance.evidence import EVIDENCE
 from place.governance.ledger import LEDGER, read_governance
 from place.lexicon import Lexicon
 from place.memory import Backend
@@ -522,5 +523,7 @@ def test_the_ledger_is_written_outside_mem0(backend: Backend) -> None:
     writer.write([turn], conv)
     after = writer.store.scan()
     assert (after.points, after.history) == (before.points, before.history)
-    assert len(after.tables) == 2
+    assert len(after.table(LEDGER)) == 2
+    # ... and the turn's entry in the evidence log V (docs/method.md §12.1), outside Mem0 too
+    assert [r.metadata["turn"] for r in after.table(EVIDENCE)] == ["c2-02"]
     assert writer.store.count() == 0
