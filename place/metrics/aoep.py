@@ -35,6 +35,7 @@ from place.records import (
     QueryRecord,
     RunRecords,
     TaskRecord,
+    TaskReferenceRecord,
 )
 
 Family = Literal["obligation", "invariant"]
@@ -361,12 +362,18 @@ class _Condition:
 
     # -- §11 obligations --------------------------------------------------------------
 
-    def act(self) -> Iterable[Item]:
+    def _decided(
+        self, decision: str
+    ) -> Iterable[tuple[str, TaskReferenceRecord, TaskRecord | None]]:
+        """(task, its reference decision, the first decision at its run turn) for every task
+        the reference decides `decision` (allow: an `act` item; block: a `block` item)."""
         for task, recs in self.by_task.items():
             reference = recs[0].reference
-            if reference.decision != "allow":
-                continue
-            first = self._first_decision(task)
+            if reference.decision == decision:
+                yield task, reference, self._first_decision(task)
+
+    def act(self) -> Iterable[Item]:
+        for task, reference, first in self._decided("allow"):
             problems = []
             if first is None:
                 problems.append("no decision at its run turn")
@@ -407,11 +414,7 @@ class _Condition:
             yield self.item("obligation", "epoch", g.event, _windowed(problems))
 
     def block(self) -> Iterable[Item]:
-        for task, recs in self.by_task.items():
-            reference = recs[0].reference
-            if reference.decision != "block":
-                continue
-            first = self._first_decision(task)
+        for task, reference, first in self._decided("block"):
             problems = []
             if first is None:
                 problems.append("no decision at its run turn")
