@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from place import faults
-from place.eligibility import ELIGIBILITY_KEY, Interpretation, eligibility_key, is_eligible, key_of
+from place.eligibility import ELIGIBILITY_KEY, eligibility_key, key_of
 from place.governance.evidence import EVIDENCE, EvidenceLog
 from place.governance.ledger import (
     EVENT,
@@ -63,7 +63,6 @@ from place.reference.governance import (
     Governance,
     GovernanceError,
     GovernedState,
-    RequestRow,
 )
 from place.reference.lifecycle import FactRecord, LifecycleState, Status, Transition
 from place.trajectory.model import GLOBAL_SCOPE, Compaction, Event, Fact, Schema, Slot, Task
@@ -458,24 +457,10 @@ class Certifier:
         if task.id in self.world.requests:
             return None
         asker = provenance.speaker or self.principal
-        day = provenance.recorded_at
-        world = self.world
-        # The links: the event ids of the records the needs admit now that the asker sees
-        # (docs/method.md §11's request rows; the reference computes them the same way).
-        links = sorted(
-            {
-                r.event_id
-                for need in task.needs
-                for r in world.lifecycle.live_records(day)
-                if is_eligible(r, Interpretation(need.entity, need.predicate, need.scope, day))
-                and world.visible(r, asker)
-            }
-        )
-        n = world.epoch(task.permission, asker) if task.permission is not None else None
-        before = world.snapshot()
-        world.request(
-            RequestRow(task.id, task.handle, asker, task.permission, n, tuple(links), "requested")
-        )
+        # The row (n and the links) as the reference makes it (GovernedState.request_row).
+        row = self.world.request_row(task, asker, provenance.recorded_at)
+        before = self.world.snapshot()
+        self.world.request(row)
         added = self._mirror(before, self._written(provenance, None, REQUEST_TRUST))
         self.verify_ledger(where=f"request of task {task.id}")
         return added[0] if added else None

@@ -25,8 +25,9 @@ import datetime as dt
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from place.eligibility import Interpretation, is_eligible
 from place.reference.lifecycle import FactRecord, LifecycleState, Transition
-from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot
+from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot, Task
 
 ConflictStatus = Literal["pending", "resolved"]
 RequestStatus = Literal["requested", "reverted"]
@@ -335,6 +336,24 @@ class GovernedState:
                 self.conflicts[k] = replace(row, status="resolved")
 
     # -- tasks and tool turns -----------------------------------------------------------
+
+    def request_row(self, task: Task, asker: str, day: dt.date) -> RequestRow:
+        """The request row of `task` asked by `asker` on `day`: n(p, asker) now, and the links,
+        the event ids of the live records the needs admit that the asker sees. The reference
+        and the certifier both make it here, so they cannot disagree."""
+        links = sorted(
+            {
+                r.event_id
+                for need in task.needs
+                for r in self.lifecycle.live_records(day)
+                if is_eligible(r, Interpretation(need.entity, need.predicate, need.scope, day))
+                and self.visible(r, asker)
+            }
+        )
+        n = self.epoch(task.permission, asker) if task.permission is not None else None
+        return RequestRow(
+            task.id, task.handle, asker, task.permission, n, tuple(links), "requested"
+        )
 
     def request(self, row: RequestRow) -> GovernanceTransition:
         self.requests[row.task] = row

@@ -26,7 +26,6 @@ from place.reference.governance import (
     GovernanceError,
     GovernanceTransition,
     GovernedState,
-    RequestRow,
 )
 from place.reference.lifecycle import FactRecord, LifecycleError, LifecycleState
 from place.reference.provenance import Provenance
@@ -347,20 +346,7 @@ class _Replayer:
         self, world: GovernedState, task: Task, asker: str, turn: Turn, conv: Conversation
     ) -> GovernanceTransition:
         """Record the request of a task at its own turn (Γ*'s request row)."""
-        links = sorted(
-            {
-                r.event_id
-                for need in task.needs
-                for r in world.lifecycle.live_records(conv.date)
-                if is_eligible(
-                    r, Interpretation(need.entity, need.predicate, need.scope, conv.date)
-                )
-                and world.visible(r, asker)
-            }
-        )
-        n = world.epoch(task.permission, asker) if task.permission is not None else None
-        row = RequestRow(task.id, task.handle, asker, task.permission, n, tuple(links), "requested")
-        return world.request(row)
+        return world.request(world.request_row(task, asker, conv.date))
 
     def decide(
         self, world: GovernedState, task: Task, request_turn: str, turn: Turn, conv: Conversation
