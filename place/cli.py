@@ -289,7 +289,7 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--design",
         default="paper",
-        help="paper (the paper's counts), small, or governed (small plus a governance story)",
+        help="paper (the paper's counts) or small (a quarter of them, plus a governance story)",
     )
     p.add_argument("--filler", type=int, default=0, help="chatter turns added per conversation")
     p.set_defaults(func=cmd_generate)

@@ -20,9 +20,9 @@ How a trajectory is built (docs/generator.md has the long version):
    turns cannot change its authorized support (no events; events for another person; events
    in another non-global scope; a tool turn). Probes sit on the episode's own turns with
    the gold the episode implies; a share of them carry conflicting evidence.
-6. **Governance** (design `governed` only). `governance.govern` adds one story that uses
+6. **Governance** (design `small` only). `governance.govern` adds one story that uses
    every governance construct of FORMAT.md, on a fresh slot, drawn from a generator of its
-   own (docs/generator.md, "The `governed` design").
+   own (docs/generator.md, "The governance story of `small`").
 7. **Filler.** `--filler N` inserts N chatter turns per conversation drawn with a separate
    generator, so everything else (every count, every gold) is unchanged.
 8. **Check.** The text is loaded with `place.reference.validate.load_trajectory` (structure

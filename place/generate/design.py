@@ -3,7 +3,7 @@ and the check of a request before anything is built (docs/generator.md, "The des
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from place.errors import PlaceError
 from place.trajectory.model import FAMILIES
@@ -43,7 +43,7 @@ class Design:
     gap_days: tuple[int, int]
     """Days between consecutive conversations."""
     governance: bool = False
-    """Add the governance story (docs/generator.md, "The `governed` design"): a second
+    """Add the governance story (docs/generator.md, "The governance story of `small`"): a second
     principal, shares, permissions, tasks, a rollback, a redelivery, a restart, a compaction
     and probes asked by the second principal, on top of the counts above."""
 
@@ -96,27 +96,21 @@ DESIGNS: dict[str, Design] = {
         chatter=(0, 1),
         spam=(0, 0),
         gap_days=(21, 35),
+        # Every small trajectory carries the governance story, so that replication studies
+        # score AOEP's governance items too (issue #27; docs/decisions.md).
+        governance=True,
     ),
 }
 
 
-GOVERNED_DESIGNS: dict[str, Design] = {
-    "governed": replace(DESIGNS["small"], name="governed", governance=True),
-}
-"""Designs that add the governance story on top of a base design's counts. Kept apart from
-`DESIGNS` (the designs whose counts are exactly their own, checked by
-tests/unit/test_generate.py); accepted wherever a design name is, and pinned byte for byte
-like every design (tests/unit/test_generate_golden.py)."""
-
-
 def design_names() -> list[str]:
     """Every design a request may name."""
-    return [*DESIGNS, *GOVERNED_DESIGNS]
+    return list(DESIGNS)
 
 
 def design_named(name: str) -> Design:
     """The design called `name` (looked up at each call, so a test may patch `DESIGNS`)."""
-    return DESIGNS[name] if name in DESIGNS else GOVERNED_DESIGNS[name]
+    return DESIGNS[name]
 
 
 def check_request(seed: object, design: object, filler: object) -> None:

@@ -40,7 +40,7 @@ def document(
     governed: Governed | None = None,
 ) -> dict[str, Any]:
     """The trajectory as the format's keys, in the order they are written (the governance
-    keys only with `governed`, so that the other designs' files keep every byte)."""
+    keys only with a governance story, so that `paper` files carry none of them)."""
     ident = f"gen-{w.design_name}-s{w.seed}" + (f"-f{filler}" if filler else "")
     title = (
         f"Generated trajectory (place {__version__}, design {w.design_name}, "

@@ -1,4 +1,5 @@
-"""The governance story of the `governed` design (docs/generator.md, "The `governed` design").
+"""The governance story of every `small` trajectory (docs/generator.md, "The governance story
+of `small`").
 
 A built base trajectory gets, on top of its counts, one story that uses every governance
 construct of trajectories/FORMAT.md ("Principals, permissions and tasks"): the principal A
@@ -6,7 +7,7 @@ states a fact X on a fresh slot, shares it with a second principal B and grants 
 permission it owns; B asks for a task at once (allowed, later rolled back) and for a deferred
 one, which runs after a revoke (blocked, stale epoch) or before it (allowed); B proposes
 another value for X (a pending conflict: X's owner is A, so S* keeps A's value); A stops sharing
-X, after which B may ask for a task that needs X (blocked: out of scope, and stale unless
+X, after which B asks for a task that needs X (blocked: out of scope, and stale unless
 the permission was granted again). One earlier turn is
 delivered again, producers restart before one turn, a compaction summarizes A's facts in X's
 scope, and B asks two probes about X, one while X is shared and one after.
@@ -20,7 +21,7 @@ its probes `pg<n>`, so the design counts are checked on the rest (`verification.
 Every decision (a task's `expect`, `reasons`, `args`; a probe's gold) is written as the story
 builds it; `load_trajectory` recomputes them and refuses the file on any difference. The
 draws come from `random.Random(f"{seed}:{design}:governance")`, only after the base
-trajectory is built, so a governed file's base part is drawn exactly as without the story.
+trajectory is built, so a small file's base part is drawn exactly as without the story.
 """
 
 from __future__ import annotations
@@ -205,9 +206,10 @@ class _Story:
             kinds += ["revoke", *(["regrant"] if self.regrant else []), "run"]
         else:
             kinds += ["run", "revoke"]
-        kinds.append("unshare")
-        if rng.random() < 0.6:
-            kinds.append("out-of-scope")
+        # The out-of-scope request is in every story, so that every small file has a task the
+        # gate must block (the `block` items of docs/method.md §11.3) whether or not the
+        # deferred task went stale.
+        kinds += ["unshare", "out-of-scope"]
         steps = [_Step(kind) for kind in kinds]
         # B's proposal comes anywhere after A's assert (docs/method.md §11: an assert on an
         # owned slot by another speaker opens a pending conflict and leaves S* unchanged).
@@ -381,7 +383,7 @@ def is_story_turn(turn_id: str) -> bool:
 
 
 def missing_constructs(traj: Trajectory) -> list[str]:
-    """The governance constructs the `governed` design guarantees that `traj` lacks."""
+    """The governance constructs `small`'s story guarantees that `traj` lacks."""
     principal = traj.principal
     turns = [t for _c, t in traj.turns()]
     ops = {e.op for t in turns if t.redelivers is None for e in t.events}
@@ -401,6 +403,7 @@ def missing_constructs(traj: Trajectory) -> list[str]:
         "a turn of another principal": any(traj.speaker_of(t) != principal for t in turns),
         **{f"a {op}": op in ops for op in ("share", "unshare", "grant", "revoke", "rollback")},
         "an immediate task": any(not task.deferred for task in tasks),
+        "a task to block": any(task.expect == "block" for task in tasks),
         "a deferred task and its run": any(task.deferred and task.id in ran for task in tasks),
         "a redelivery": any(t.redelivers is not None for t in turns),
         "a restart": any(t.restart for t in turns),

@@ -1,4 +1,4 @@
-"""The sentences of the `governed` design: `place/data/generator/governance.yaml`, validated.
+"""The sentences of `small`'s governance story: `place/data/generator/governance.yaml`, validated.
 
 The permissions the principal grants, the actions (tasks) that need them, and the templates
 of every governance turn (share, unshare, grant, revoke, requests, runs, rollbacks and the

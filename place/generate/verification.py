@@ -101,7 +101,8 @@ def verify(
     seed, design, d = w.seed, w.design_name, w.d
     ref = replay(traj)
     # The counts below are the base design's: the governance story's turns (ids `c1-g001`)
-    # and probes (`pg01`) come on top of them (docs/generator.md, "The `governed` design").
+    # and probes (`pg01`) come on top of them (docs/generator.md, "The governance story of
+    # `small`").
     base_probes = [p for p in traj.probes if not p.id.startswith(PROBE_PREFIX)]
 
     def need(ok: bool, constraint: str, got: object) -> None:

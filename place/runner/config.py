@@ -212,7 +212,7 @@ else:
     """`cache.mode`: serve hits and store misses, or treat a miss as an error."""
     GeneratedDesign = _names("GeneratedDesign", tuple(design_names()))
     """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter
-    (`small`), or `small` plus a governance story (`governed`; docs/generator.md)."""
+    of them plus a governance story (`small`; docs/generator.md)."""
 # Enum defaults made once (a call in a dataclass default would be evaluated at class creation
 # anyway; naming them keeps the schema readable).
 DEFAULT_BACKEND = BackendKind("qdrant-local")
@@ -356,8 +356,8 @@ class TrajectoryConfig:
     design: Annotated[
         GeneratedDesign,
         Doc(
-            "Generated trajectories: the paper's design counts, about a quarter of them "
-            "(small), or small plus a governance story (governed; docs/generator.md)."
+            "Generated trajectories: the paper's design counts, or about a quarter of them "
+            "plus a governance story (small; docs/generator.md)."
         ),
     ] = DEFAULT_GENERATED_DESIGN
     filler: Annotated[

@@ -1,9 +1,9 @@
-"""A generated `governed` trajectory through the real runner (docs/generator.md, "The
-`governed` design"; docs/method.md §11): design=aoep, in-process, on the real stack (Mem0,
-Qdrant local mode, MiniLM) with the FAKE models of tests/fakes/. What the pilot trajectory
-shows by hand holds on what the generator writes: PLACE keeps every item that reads no
-answer, the floor keeps no obligation and holds every invariant, and the act gate decides
-every delivery as the reference does."""
+"""A generated `small` trajectory, governance story included, through the real runner
+(docs/generator.md, "The governance story of `small`"; docs/method.md §11): design=aoep,
+in-process, on the real stack (Mem0, Qdrant local mode, MiniLM) with the FAKE models of
+tests/fakes/. What the pilot trajectory shows by hand holds on what the generator writes:
+PLACE keeps every item that reads no answer, the floor keeps no obligation and holds every
+invariant, and the act gate decides every delivery as the reference does."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ STORY_KINDS = (
 def metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("governed")
     path = out / "governed-0.yaml"
-    path.write_text(generate(0, "governed").text, encoding="utf-8")
+    path.write_text(generate(0, "small").text, encoding="utf-8")
     m = inprocess.run_inprocess(out / "run", load_trajectory(path), AOEP, plots=False)
     assert m["factorization"]["ok"], m["factorization"]
     compactions = (out / "run" / "records" / "compactions.jsonl").read_text().splitlines()

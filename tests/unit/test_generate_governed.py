@@ -1,5 +1,5 @@
-"""`place generate --design governed` (docs/generator.md, "The `governed` design"): the small
-design's counts plus a governance story that uses every construct of trajectories/FORMAT.md
+"""`place generate --design small` (docs/generator.md, "The governance story of `small`"): the
+small design's counts plus a governance story that uses every construct of trajectories/FORMAT.md
 ("Principals, permissions and tasks"). Each seed loads with the validating loader (which
 recomputes every task's `expect`, `reasons` and `args` and every probe's gold), uses each
 construct at least once, is byte-stable, and leaves the base trajectory as the seed draws it.
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from place.cli import main
-from place.errors import InputError
+from place.errors import InputError, PlaceError
 from place.generate import DESIGNS, generate
 from place.generate.assembly import build
 from place.generate.datafile import parse
-from place.generate.design import check_request, design_named
+from place.generate.design import check_request
 from place.generate.governance_text import GOVERNANCE, GovernanceText, check_governance
 from place.generate.turns import Writer
 from place.reference.replay import replay
@@ -41,14 +41,14 @@ DATA = Path(__file__).resolve().parents[2] / "place" / "data" / "generator" / "g
 
 @pytest.fixture(scope="module")
 def texts() -> dict[int, str]:
-    return {seed: generate(seed, "governed").text for seed in SEEDS}
+    return {seed: generate(seed, "small").text for seed in SEEDS}
 
 
 @pytest.fixture(scope="module")
 def loaded(
     texts: dict[int, str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[int, Trajectory]:
-    directory = tmp_path_factory.mktemp("governed")
+    directory = tmp_path_factory.mktemp("small")
     out = {}
     for seed, text in texts.items():
         path = directory / f"s{seed}.yaml"
@@ -73,6 +73,7 @@ def _constructs(traj: Trajectory) -> Counter[str]:
     for _c, _t, task in traj.tasks():
         decision = ref.task(task.id).decision
         assert decision == task.expect
+        found["tasks to block"] += decision == "block"
         if task.deferred:
             found["deferred tasks that run"] += task.id in runs
         else:
@@ -99,6 +100,7 @@ GUARANTEED = (
     "revoke",
     "rollback",
     "immediate tasks",
+    "tasks to block",
     "deferred tasks that run",
     "rollbacks of an allowed task",
     "redeliveries",
@@ -131,7 +133,7 @@ def test_the_small_designs_counts_hold_beside_the_story(loaded: dict[int, Trajec
 
 
 def test_same_seed_same_bytes_and_seeds_differ(texts: dict[int, str]) -> None:
-    assert generate(0, "governed").text == texts[0]
+    assert generate(0, "small").text == texts[0]
     assert len(set(texts.values())) == len(SEEDS)
 
 
@@ -139,7 +141,7 @@ def test_the_story_leaves_the_base_trajectory_as_drawn(loaded: dict[int, Traject
     # The story draws from a generator of its own after the base is built: taking its turns
     # out gives back exactly what the seed's base build produces.
     for seed in (0, 3):
-        conversations, _episodes, probes = build(Writer(seed, "governed"))
+        conversations, _episodes, probes = build(Writer(seed, "small"))
         traj = loaded[seed]
         kept = [[(t.id, t.text) for t in c.turns if "-g" not in t.id] for c in traj.conversations]
         assert kept == [[(t.id, t.text) for t in conv] for conv in conversations], seed
@@ -147,7 +149,7 @@ def test_the_story_leaves_the_base_trajectory_as_drawn(loaded: dict[int, Traject
 
 
 def test_filler_leaves_the_story_unchanged(loaded: dict[int, Trajectory]) -> None:
-    more = generate(1, "governed", filler=10).trajectory
+    more = generate(1, "small", filler=10).trajectory
     base = loaded[1]
 
     def story(traj: Trajectory) -> list[tuple[str, str]]:
@@ -159,19 +161,18 @@ def test_filler_leaves_the_story_unchanged(loaded: dict[int, Trajectory]) -> Non
 
 def test_the_cli_writes_a_governed_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "gov.json"
-    assert main(["generate", "--seed", "2", "--design", "governed", "--out", str(out)]) == 0
+    assert main(["generate", "--seed", "2", "--design", "small", "--out", str(out)]) == 0
     assert "generated:" in capsys.readouterr().out
     assert load_trajectory(out).principals
 
 
-def test_governed_is_small_plus_the_story() -> None:
-    # Kept out of DESIGNS, whose counts tests/unit/test_generate.py checks independently;
-    # tests/unit/test_generate_golden.py pins every design's bytes, governed's included.
-    assert "governed" not in DESIGNS
-    check_request(0, "governed", 0)
-    governed, small = design_named("governed"), DESIGNS["small"]
-    assert governed.governance and not small.governance
-    assert governed.event_turns == small.event_turns and governed.turns == small.turns
+def test_small_carries_the_story_and_paper_does_not() -> None:
+    # Issue #27: every small trajectory carries the story; `governed`, its former name as a
+    # design of its own, is gone (docs/decisions.md).
+    assert DESIGNS["small"].governance and not DESIGNS["paper"].governance
+    with pytest.raises(PlaceError, match="'governed' is not a design"):
+        check_request(0, "governed", 0)
+    assert not any(p.id.startswith("pg") for p in generate(0, "paper").trajectory.probes)
 
 
 def test_a_template_with_a_foreign_placeholder_is_refused() -> None:
@@ -199,6 +200,6 @@ def test_the_stories_fixed_words_mention_nothing_of_the_schema() -> None:
         *g.replies.run,
     ]
     for seed in SEEDS:
-        w = Writer(seed, "governed")
+        w = Writer(seed, "small")
         dirty = [text for text in pieces if not w.clean(text)]
         assert not dirty, (seed, dirty)
