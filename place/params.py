@@ -52,6 +52,18 @@ class Rule:
         return core_schema.no_info_after_validator_function(validate, handler(source))
 
 
+class OneOf(Rule):
+    """A string among fixed choices (OmegaConf cannot type a `Literal`, so the key is a `str`
+    and this rule names what it may be)."""
+
+    def __init__(self, *choices: str) -> None:
+        self.choices = choices
+        self.allowed = "one of: " + ", ".join(choices)
+
+    def check(self, value: Any) -> bool:
+        return value in self.choices
+
+
 def check_params_class(owner: str, params: type | None) -> None:
     """Refuse, at registration, a parameter set that is not a dataclass whose every field
     has a default (a design section must compose with no value given)."""

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from place.errors import PlaceError
 
-RECORDS_SCHEMA = "place-records/5"
+RECORDS_SCHEMA = "place-records/6"
 """Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
 clean and injected reads of conflict probes, golds as written in the trajectory. /3: what
@@ -192,6 +192,44 @@ class ExposedRecord(BaseModel):
     scope, status, valid_from, valid_until); None for a record without it (read from text)."""
     ineligible: bool
     """Holds a fact of the queried predicate that fails E."""
+    pointer: str | None = None
+    """Its evidence pointer (docs/method.md §12): a certified record's `source_turn`, a
+    derived summary's sources joined by commas; None for a plain record."""
+    provenance: Literal["openable", "pointer_only", "orphaned"] = "orphaned"
+    """The provenance audit's class: the pointer opens to a V entry that supports the record
+    (openable), a pointer that does not (pointer_only), no pointer (orphaned)."""
+
+
+class ForgedRecord(BaseModel):
+    """The forged record a forged-provenance probe injected (docs/method.md §12.2)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["missing", "tool", "unsupported", "stale"]
+    value: str
+    pointer: str
+    """The record's `source_turn`: the probe's pointer, `<probe>~forged` for `missing`."""
+    item: str
+    """The forged record's memory id in the injected copy of the row's store."""
+
+
+class AuditItemRecord(BaseModel):
+    """One stored record in the store audit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    pointer: str | None
+    """As `ExposedRecord.pointer`."""
+    provenance: Literal["openable", "pointer_only", "orphaned"]
+    """As `ExposedRecord.provenance`."""
+
+
+class AuditRecord(_Record):
+    """The store audit of one producer's store at the end of the run (docs/method.md §12.4):
+    every record of its state partition, with its pointer and provenance class."""
+
+    kind: Literal["audit"] = "audit"
+    producer: Producer
+    items: list[AuditItemRecord]
 
 
 class QueryRecord(_Record):
@@ -211,6 +249,8 @@ class QueryRecord(_Record):
     exposed: list[ExposedRecord]
     admitted: int | None
     """QASC: records admitted before truncation; None for the Native read."""
+    hearsay: list[str] = []
+    """Cited: ids of admitted records the citation lock excluded (docs/method.md §12.3)."""
     raw_answer: str
     outcome: list[str]
     """Ω(answer): canonical values, or ["ABSTAIN"], or []."""
@@ -243,8 +283,11 @@ class ProbeRead(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     exposed: list[ExposedRecord]
     admitted: int | None
+    hearsay: list[str] = []
+    """Cited: ids of admitted records the citation lock excluded (docs/method.md §12.3)."""
     raw_answer: str | None
-    """Answered only on the injected read of a conflict probe (ConflictHarm needs it)."""
+    """Answered only on the injected read of a conflict or forged probe (ConflictHarm and
+    ForgedHarm need it)."""
     outcome: list[str] | None
 
 
@@ -263,11 +306,14 @@ class ProbeRecord(_Record):
     """The read of the store as its producer left it: NeededSupport and ExposureRate."""
     injected: ProbeRead | None
     """Conflict probes: the read of a copy with the conflict record added as plain text,
-    and its answer: ConflictHarm. None for other probes."""
+    and its answer: ConflictHarm. Forged probes: the read of a copy with the forged record
+    added, and its answer: ForgedExposure and ForgedHarm. None for other probes."""
     gold: list[str]
     """As the trajectory writes it ([] = abstain)."""
     authorized: FactList
     conflict_value: str | None
+    forged: ForgedRecord | None = None
+    """A forged-provenance probe's injected record (docs/method.md §12.2)."""
     forgotten: ForgottenList = []
     """Values forgotten before the probe's `after` turn and not stated again since."""
     asker: str | None = None
@@ -412,6 +458,7 @@ RunRecord = (
     | StepRecord
     | TaskRecord
     | CompactionRecord
+    | AuditRecord
 )
 """Any record a run writes to `records/` (its `kind` names its file in `RECORD_FILES`)."""
 
@@ -423,6 +470,7 @@ RECORD_FILES: dict[str, tuple[str, type[_Record]]] = {
     "step": ("steps.jsonl", StepRecord),
     "task": ("tasks.jsonl", TaskRecord),
     "compaction": ("compactions.jsonl", CompactionRecord),
+    "audit": ("audits.jsonl", AuditRecord),
 }
 
 
@@ -437,6 +485,7 @@ class RunRecords:
     steps: list[StepRecord] = field(default_factory=list)
     tasks: list[TaskRecord] = field(default_factory=list)
     compactions: list[CompactionRecord] = field(default_factory=list)
+    audits: list[AuditRecord] = field(default_factory=list)
 
     @classmethod
     def load(cls, records_dir: Path) -> RunRecords:
@@ -449,6 +498,7 @@ class RunRecords:
             "step": out.steps,
             "task": out.tasks,
             "compaction": out.compactions,
+            "audit": out.audits,
         }
         for kind, (name, model) in RECORD_FILES.items():
             path = records_dir / name

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from place.design import Design
+from place.metrics import citation as cit
 from place.metrics import endpoints as ep
 from place.records import RunRecords
 from place.report.metrics import MetricsDocument, load_metrics
@@ -129,7 +130,14 @@ def load_run(path: str | Path) -> Run:
                 "supported": ep.supported(
                     ep.exposed_facts(p.clean), frozenset(map(tuple, p.authorized))
                 ),
-                "harmed": ep.conflict_harmed(p) if p.injected is not None else None,
+                "harmed": (
+                    ep.conflict_harmed(p)
+                    if p.conflict_value is not None
+                    else cit.forged_harmed(p)
+                    if p.forged is not None
+                    else None
+                ),
+                "forged_exposed": cit.forged_exposed(p) if p.forged is not None else None,
             }
             for p in records.probes
         ]

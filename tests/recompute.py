@@ -26,8 +26,8 @@ PAPER_DESIGN = {
     ],
 }
 ABSTAIN = "ABSTAIN"
-RECORDS_SCHEMA = "place-records/5"
-METRICS_SCHEMA = "place-metrics/4"
+RECORDS_SCHEMA = "place-records/6"
+METRICS_SCHEMA = "place-metrics/5"
 
 
 def load(run_dir: Path, name: str) -> list[dict[str, Any]]:
@@ -127,7 +127,7 @@ def condition_figures(
     counted = [v for v in pairs(queries, c).values() if v is not None]
     mine = [p for p in probes if p["condition"] == c]
     needing = [p for p in mine if p["authorized"]]
-    conflict = [p for p in mine if p["injected"] is not None]
+    conflict = [p for p in mine if p["injected"] is not None and p["conflict_value"] is not None]
     residue: dict[str, bool] = {}
     for r in forgets:
         if r["producer"] == producer_of[c]:
@@ -158,11 +158,81 @@ def condition_figures(
             )
         ),
         "deletion_residue": rnd(mean([float(v) for v in residue.values()])),
+        **citation_figures(records, c, producer_of),
         "closed_loop": {
             "state_correctness": rnd(state) if loop else None,  # None: the loop was not run
             "exposure_rate": rnd(mean([float(ineligible(q["exposed"])) for q in loop])),
             "joint_success": rnd(mean([float(joint(q)) for q in loop])),
         },
+    }
+
+
+KINDS = ("missing", "tool", "unsupported", "stale")
+CLASSES = ("openable", "pointer_only", "orphaned")
+
+
+def citation_figures(
+    records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
+) -> dict[str, Any]:
+    """docs/method.md §12.5 from the raw records: the store audit of the producer's store,
+    the exposed audit and hearsay over world-a primary queries, clean probe reads and task
+    reads, and the forged probes' injected reads."""
+    reads = [
+        (q["exposed"], q["hearsay"])
+        for q in records["queries"]
+        if q["condition"] == c and q["world"] == "a" and q["mode"] == "primary"
+    ]
+    reads += [
+        (p["clean"]["exposed"], p["clean"]["hearsay"])
+        for p in records["probes"]
+        if p["condition"] == c
+    ]
+    reads += [
+        (r["exposed"], r["hearsay"])
+        for t in records["tasks"]
+        if t["condition"] == c
+        for r in t["reads"]
+    ]
+    stored = [
+        i["provenance"]
+        for a in records["audits"]
+        if a["producer"] == producer_of[c]
+        for i in a["items"]
+    ]
+    shown = [e["provenance"] for exposed, _h in reads for e in exposed]
+    provenance: dict[str, Any] = {}
+    for where, classes in (("store", stored), ("exposed", shown)):
+        for which in CLASSES:
+            provenance[f"{where}_{which}"] = rnd(
+                mean([float(x == which) for x in classes]) if classes else None
+            )
+        provenance[f"{where}_n"] = len(classes)
+    forged = [p for p in records["probes"] if p["condition"] == c and p["forged"] is not None]
+
+    def exposed(p: dict[str, Any]) -> float:
+        return float(any(e["id"] == p["forged"]["item"] for e in p["injected"]["exposed"]))
+
+    def harmed(p: dict[str, Any]) -> float:
+        out = frozenset(p["injected"]["outcome"] or [])
+        return float(out != gold_star(p["gold"]) and p["forged"]["value"] in out)
+
+    figures: dict[str, Any] = {
+        "exposure": rnd(mean([exposed(p) for p in forged])),
+        "harm": rnd(mean([harmed(p) for p in forged])),
+        "n": len(forged),
+    }
+    for kind in KINDS:
+        mine = [p for p in forged if p["forged"]["kind"] == kind]
+        figures[f"exposure_{kind}"] = rnd(mean([exposed(p) for p in mine]))
+        figures[f"n_{kind}"] = len(mine)
+    return {
+        "provenance": provenance,
+        "hearsay": {
+            "items": sum(len(h) for _e, h in reads),
+            "reads_with_hearsay": sum(bool(h) for _e, h in reads),
+            "reads": len(reads),
+        },
+        "forged": figures,
     }
 
 
@@ -846,7 +916,7 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     records = {
         name: load(run_dir, f"{name}.jsonl")
-        for name in ("checkpoints", "queries", "probes", "forgets", "steps", "tasks")
+        for name in ("checkpoints", "queries", "probes", "forgets", "steps", "tasks", "audits")
     }
     header, seeds = manifest["header"], manifest["seeds"]
     seed, resamples = int(seeds["bootstrap"]), int(seeds.get("resamples", 4000))

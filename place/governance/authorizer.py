@@ -54,6 +54,8 @@ class ReadDecision:
     items: tuple[Any, ...]
     admitted: int | None = None
     """QASC: records admitted before truncation; None for Native."""
+    hearsay: tuple[str, ...] = ()
+    """Cited: the ids of admitted records the citation lock excluded (docs/method.md §12.3)."""
 
 
 class NativeRead:
@@ -86,6 +88,13 @@ class QASCRead:
     def read(
         self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
     ) -> ReadDecision:
+        admitted = self.admitted(store, query, tau, day)
+        return ReadDecision(tuple(admitted[: self.k]), admitted=len(admitted))
+
+    def admitted(
+        self, store: ReadOnlyStore, query: str, tau: Interpretation, day: dt.date
+    ) -> list[Any]:
+        """Q_t, ranked by similarity (ties by id): every record E admits, before truncation."""
         # One filtered pass with one embedding: every record E could admit (plain records,
         # which carry no lifecycle, and the slot's active certified records in scope) comes
         # back, and β decides E on each: windows and expiry for certified records, the text
@@ -94,4 +103,4 @@ class QASCRead:
         candidates = store.search_filtered(query, ADMIT_BOUND, must_not=candidate_exclusions(tau))
         admitted = [item for item in candidates if admits(self.readback, item, tau, day)]
         admitted.sort(key=lambda item: (-item.score, item.id))
-        return ReadDecision(tuple(admitted[: self.k]), admitted=len(admitted))
+        return admitted

@@ -59,6 +59,10 @@ class ReadOnlyStore(Protocol):
         """Everything stored for the principal."""
         ...
 
+    def side_rows(self, table: str) -> tuple[SideRow, ...]:
+        """The rows of one side table (the evidence log V: `evidence`), in the order written."""
+        ...
+
 
 @runtime_checkable
 class WritableStore(ReadOnlyStore, Protocol):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from place.memory.item import ReadOnlyStore, StoredItem
 from place.memory.scan import StoreScan
+from place.memory.tables import SideRow
 
 if TYPE_CHECKING:
     from place.memory.store import MemoryStore
@@ -34,11 +36,17 @@ def read_only_view(store: MemoryStore) -> ReadOnlyStore:
     def scan() -> StoreScan:
         return store.scan()
 
-    return _ReadOnlyView(store.name, store.principal, search, search_filtered, scan)
+    def side_rows(table: str) -> tuple[SideRow, ...]:
+        # Copies: a reader (the citation lock opening V) cannot change a row it reads.
+        return tuple(
+            SideRow(r.table, r.id, copy.deepcopy(dict(r.metadata))) for r in store.side_rows(table)
+        )
+
+    return _ReadOnlyView(store.name, store.principal, search, search_filtered, scan, side_rows)
 
 
 class _ReadOnlyView:
-    __slots__ = ("_name", "_principal", "scan", "search", "search_filtered")
+    __slots__ = ("_name", "_principal", "scan", "search", "search_filtered", "side_rows")
 
     def __init__(
         self,
@@ -47,12 +55,14 @@ class _ReadOnlyView:
         search: Callable[..., list[StoredItem]],
         search_filtered: Callable[..., list[StoredItem]],
         scan: Callable[[], StoreScan],
+        side_rows: Callable[[str], tuple[SideRow, ...]],
     ) -> None:
         self._name = name
         self._principal = principal
         self.search = search
         self.search_filtered = search_filtered
         self.scan = scan
+        self.side_rows = side_rows
 
     @property
     def name(self) -> str:

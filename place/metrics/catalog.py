@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from place.design import Design
+from place.metrics import citation as cit
 from place.metrics import endpoints as ep
 from place.records import RunRecords
 from place.registry import Registry
+from place.trajectory.model import FORGED_KINDS
 
 Value = float | int | None
 Compute = Callable[[RunRecords, str, Design], Value]
@@ -253,3 +255,163 @@ def closed_loop_exposure_rate(records: RunRecords, condition: str, design: Desig
 )
 def closed_loop_joint_success(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.joint_success_rate(records.queries, condition, "closed_loop")
+
+
+# -- the citation lock (docs/method.md §12.5) ----------------------------------------------
+
+GROUP_DOCS.update(
+    {
+        "provenance": "The provenance audit (docs/method.md §12.4): the share of records in "
+        "each class (openable: the evidence pointer opens to a V entry that supports the "
+        "record; pointer-only: a pointer that does not; orphaned: no pointer), of the "
+        "producer's store at the end (`store_*`) and of every exposed occurrence in the "
+        "condition's world-a primary queries, clean probe reads and task reads (`exposed_*`).",
+        "hearsay": "The citation lock's exclusions (docs/method.md §12.3) over the reads the "
+        "exposed audit covers; 0 for a policy without the lock.",
+        "forged": "Forged-provenance probes (docs/method.md §12.2): the injected read of a "
+        "copy of the store holding a record with certified-looking metadata.",
+    }
+)
+
+
+def _declare_audit(where: Literal["store", "exposed"], which: cit.AuditClass) -> None:
+    label = which.replace("_", "-")
+    source = (
+        "the producer's stored records at the end"
+        if where == "store"
+        else "the records the condition exposed"
+    )
+
+    @endpoint(
+        f"provenance.{where}_{which}",
+        display=f"Provenance {where} {label}",
+        direction="none",
+        doc=f"Share of {source} that are {label}; None without any.",
+        tables={"citation": f"{where.title()} {label}"},
+    )
+    def compute(records: RunRecords, condition: str, design: Design) -> Value:
+        classes = (
+            cit.store_audit(records, condition, design)
+            if where == "store"
+            else cit.exposed_audit(records, condition)
+        )
+        return cit.audit_share(classes, which)
+
+
+def _declare_audit_n(where: Literal["store", "exposed"]) -> None:
+    @endpoint(
+        f"provenance.{where}_n",
+        display=f"Provenance {where} n",
+        direction="none",
+        kind="count",
+        doc="How many records the audit classed"
+        + (" (the store at the end)." if where == "store" else " (exposed occurrences)."),
+    )
+    def compute(records: RunRecords, condition: str, design: Design) -> Value:
+        if where == "store":
+            return len(cit.store_audit(records, condition, design))
+        return len(cit.exposed_audit(records, condition))
+
+
+for _where in ("store", "exposed"):
+    for _which in cit.AUDIT_CLASSES:
+        _declare_audit(_where, _which)
+    _declare_audit_n(_where)
+
+
+@endpoint(
+    "hearsay.items",
+    display="Hearsay items",
+    direction="none",
+    kind="count",
+    doc="Admitted records the citation lock excluded, summed over the reads.",
+    tables={"citation": "Hearsay"},
+    count="hearsay.reads",
+)
+def hearsay_items(records: RunRecords, condition: str, design: Design) -> Value:
+    return cit.hearsay_items(records, condition)
+
+
+@endpoint(
+    "hearsay.reads_with_hearsay",
+    display="Reads with hearsay",
+    direction="none",
+    kind="count",
+    doc="Reads in which the lock excluded at least one record.",
+)
+def reads_with_hearsay(records: RunRecords, condition: str, design: Design) -> Value:
+    return cit.reads_with_hearsay(records, condition)
+
+
+@endpoint(
+    "hearsay.reads",
+    display="Reads",
+    direction="none",
+    kind="count",
+    doc="The reads counted: world-a primary queries, clean probe reads and task reads.",
+)
+def hearsay_reads(records: RunRecords, condition: str, design: Design) -> Value:
+    return cit.read_count(records, condition)
+
+
+@endpoint(
+    "forged.exposure",
+    display="ForgedExposure",
+    direction="lower",
+    doc="Share of forged probes whose injected read exposes the forged record; None without "
+    "forged probes.",
+    tables={"citation": "ForgedExposure"},
+    count="forged.n",
+    replicate=True,
+)
+def forged_exposure(records: RunRecords, condition: str, design: Design) -> Value:
+    return cit.forged_exposure(records, condition)
+
+
+@endpoint(
+    "forged.harm",
+    display="ForgedHarm",
+    direction="lower",
+    doc="Share of forged probes whose answer on the injected read is wrong and contains the "
+    "forged value; None without forged probes.",
+    tables={"citation": "ForgedHarm"},
+    replicate=True,
+)
+def forged_harm(records: RunRecords, condition: str, design: Design) -> Value:
+    return cit.forged_harm(records, condition)
+
+
+@endpoint(
+    "forged.n",
+    display="Forged n",
+    direction="none",
+    kind="count",
+    doc="Forged probes read by the condition.",
+)
+def forged_n(records: RunRecords, condition: str, design: Design) -> Value:
+    return len(cit.forged_probes(records, condition))
+
+
+def _declare_forged_kind(kind: str) -> None:
+    @endpoint(
+        f"forged.exposure_{kind}",
+        display=f"ForgedExposure {kind}",
+        direction="lower",
+        doc=f"ForgedExposure over the `{kind}` forgeries alone; None without any.",
+    )
+    def exposure(records: RunRecords, condition: str, design: Design) -> Value:
+        return cit.forged_exposure(records, condition, kind)
+
+    @endpoint(
+        f"forged.n_{kind}",
+        display=f"Forged n {kind}",
+        direction="none",
+        kind="count",
+        doc=f"The `{kind}` forged probes read by the condition.",
+    )
+    def count(records: RunRecords, condition: str, design: Design) -> Value:
+        return len(cit.forged_probes(records, condition, kind))
+
+
+for _kind in FORGED_KINDS:
+    _declare_forged_kind(_kind)

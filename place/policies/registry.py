@@ -44,6 +44,9 @@ class PolicyContext(Generic[P]):
     k: int
     readback: Readback
     params: P
+    consequential: frozenset[str] = frozenset()
+    """The trajectory's consequential predicates (docs/method.md §12: money, marked
+    `consequential`, or needed by a task), for a policy that treats them apart."""
 
 
 PolicyFactory = Callable[[PolicyContext[Any]], ReadPolicy]
@@ -73,9 +76,13 @@ def register_policy(
 
 
 def build_policy(
-    name: str, k: int, readback: Readback, values: Mapping[str, Any] | None = None
+    name: str,
+    k: int,
+    readback: Readback,
+    values: Mapping[str, Any] | None = None,
+    consequential: frozenset[str] = frozenset(),
 ) -> ReadPolicy:
     """The policy `name` with budget k and its parameters from config `values` (checked
     against its declaration; the declaration's defaults fill what is not given)."""
     spec = POLICIES[name]
-    return spec.factory(PolicyContext(k, readback, spec.make_params(values)))
+    return spec.factory(PolicyContext(k, readback, spec.make_params(values), consequential))

@@ -1,5 +1,6 @@
-"""Validation rules that need the replay (lifecycle legality, golds, pair irrelevance, and the
-governance rules and task decisions of docs/method.md §11), and
+"""Validation rules that need the replay (lifecycle legality, golds, pair irrelevance, the
+governance rules and task decisions of docs/method.md §11, and the pointers of forged probes,
+§12), and
 `load_trajectory`, the checked load every command uses: the structure first
 (`place.trajectory.loader`), then these rules, which assume a well-formed trajectory.
 
@@ -9,12 +10,21 @@ depends on the reference semantics built on top of it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from place.eligibility import expired
 from place.errors import InputError, Problem
+from place.lexicon import Lexicon
 from place.reference.replay import Reference, replay
 from place.trajectory.loader import load_structure
-from place.trajectory.model import Trajectory
+from place.trajectory.model import Event, Fact, Probe, Trajectory
+
+FORGED_K_BOUND = 5
+"""A forged probe's slot must have fewer admissible facts than this at its read, so that QASC,
+which keeps the k best admissible records, exposes the forged record (docs/method.md §12).
+5 is the default k (`configs/experiment/all.yaml`); the file does not know the k a run will
+use, so the runner checks the configured k separately."""
 
 
 def load_trajectory(path: str | Path) -> Trajectory:
@@ -75,7 +85,94 @@ def semantic_problems(trajectory: Trajectory, reference: Reference | None = None
                     f"after turn {probe.after} {_fmt(pref.support.values)}",
                 )
             )
+    problems += _forged_problems(trajectory, ref)
     return problems
+
+
+def _forged_problems(trajectory: Trajectory, ref: Reference) -> list[Problem]:
+    """Each forged probe's pointer against the turn it names and the replay (docs/method.md
+    §12), and its slot's support against `FORGED_K_BOUND`. The loader has checked the kind,
+    the value, that the pointer is there exactly when the kind cites a turn, and that it names
+    a world-a turn."""
+    problems: list[Problem] = []
+    probe_refs = {p.id: p for p in ref.probes}
+    for probe in trajectory.probes:
+        forged, pref = probe.forged, probe_refs.get(probe.id)
+        if forged is None or pref is None:
+            continue
+        where = f"probe {probe.id} > forged"
+        fact = Fact(probe.entity, probe.predicate, forged.value, probe.scope)
+        shown = f"({fact.entity}, {fact.predicate}, {fact.value!r}, {fact.scope})"
+        found: list[str] = []
+        count = len(pref.support.facts)
+        if count >= FORGED_K_BOUND:
+            found.append(
+                f"the slot has {count} admissible facts at the probe (its authorized support "
+                f"after turn {probe.after}); a forged probe needs fewer than {FORGED_K_BOUND}, "
+                f"so that a read of the k best admissible records (k = {FORGED_K_BOUND} by "
+                "default) still exposes the forged record"
+            )
+        pointer = forged.pointer
+        if pointer is not None and trajectory.has_turn(pointer):
+            turn = trajectory.turn(pointer)
+            if trajectory.position(pointer) > trajectory.position(probe.after):
+                found.append(
+                    f"pointer {pointer} comes after the probe's turn {probe.after}; a forged "
+                    "record may cite only a turn at or before the probe's 'after'"
+                )
+            wanted = "tool" if forged.kind == "tool" else "user"
+            if turn.redelivers is not None:
+                found.append(
+                    f"pointer {pointer} is a redelivery of turn {turn.redelivers}; the evidence "
+                    "log keeps no entry for a redelivery, so a forged record cites the turn as "
+                    f"first delivered ({turn.redelivers})"
+                )
+            elif turn.role != wanted:
+                found.append(
+                    f"a forgery of kind {forged.kind!r} points at a {wanted} turn; turn "
+                    f"{pointer} is a{'n' if turn.role == 'assistant' else ''} {turn.role} turn"
+                )
+            elif forged.kind == "unsupported":
+                speaker = trajectory.speaker_of(turn)
+                read = Lexicon(trajectory.schema, speaker).read(turn.text, probe.predicate)
+                if fact in read:
+                    found.append(
+                        f"β (the text readback) reads {shown} from turn {pointer} (said by "
+                        f"{speaker!r}); a forgery of kind 'unsupported' points at a user turn "
+                        "from which β does not read the forged fact"
+                    )
+            elif forged.kind == "stale" and not _asserts(turn.events, fact):
+                found.append(
+                    f"turn {pointer} has no 'assert' or 'correct' event of {shown}; a forgery "
+                    "of kind 'stale' points at a user turn whose events asserted the forged fact"
+                )
+        if forged.kind == "stale" and fact in _state_at_probe(trajectory, ref, probe):
+            found.append(
+                f"{shown} is still in the reference state S* after turn {probe.after}; a "
+                "forgery of kind 'stale' cites a fact that is no longer in S* at the probe"
+            )
+        problems += [Problem(trajectory.source_path, where, message) for message in found]
+    return problems
+
+
+def _asserts(events: Iterable[Event], fact: Fact) -> bool:
+    return any(
+        e.op in ("assert", "correct")
+        and Fact(e.entity, e.predicate, e.value or "", e.scope) == fact
+        for e in events
+    )
+
+
+def _state_at_probe(trajectory: Trajectory, ref: Reference, probe: Probe) -> frozenset[Fact]:
+    """S* after the probe's turn, at its conversation's date: the live records of the last
+    checkpoint at or before that turn (no event changes them in between) whose window has
+    not ended by the probe's date."""
+    at = trajectory.position(probe.after)
+    day = trajectory.conversation_of(probe.after).date
+    before = [c for c in ref.checkpoints if trajectory.position(c.turn) <= at]
+    if not before:
+        return frozenset()
+    return frozenset(r.fact for r in before[-1].live if not expired(r.valid_until, day))
 
 
 def _args(args: tuple[tuple[str, ...], ...] | None) -> str:

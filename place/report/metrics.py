@@ -1,4 +1,4 @@
-"""metrics.json (`place-metrics/4`): every endpoint and effect, computed from records only.
+"""metrics.json (`place-metrics/5`): every endpoint and effect, computed from records only.
 
 The document is a pydantic model (`MetricsDocument`) with a docstring per field; it is built
 by `compute_metrics`, written by `dump_metrics` and read back by `load_metrics`, so a reader
@@ -34,16 +34,21 @@ __all__ = [
     "load_metrics",
 ]
 
-METRICS_SCHEMA = "place-metrics/4"
+METRICS_SCHEMA = "place-metrics/5"
 """/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
 and b with the first mismatch. /3: the AOEP scorecard (`aoep`, docs/method.md §10). /4: the
 scorecard's governance-shaped kinds and its `model_independent` and `answer_dependent`
 tallies (§11), the act gate's decisions per condition (`tasks`) and the pilot table
-(`aoep_pilot`)."""
+(`aoep_pilot`). /5: per condition, the citation lock's `provenance`, `hearsay` and `forged`
+(§12.5); ConflictHarm over conflict probes only."""
 
-READABLE_SCHEMAS = ("place-metrics/2", "place-metrics/3", METRICS_SCHEMA)
+READABLE_SCHEMAS = ("place-metrics/2", "place-metrics/3", "place-metrics/4", METRICS_SCHEMA)
 """Layouts `load_metrics` reads: /2 differs only by lacking `aoep`, /3 by lacking §11's kinds
-and tallies in it, `tasks` and `aoep_pilot`."""
+and tallies in it, `tasks` and `aoep_pilot`, /4 by lacking §12's groups per condition (read
+as None)."""
+
+OPTIONAL_GROUPS = ("provenance", "hearsay", "forged")
+"""Per-condition groups a layout before /5 lacks: None when read from one."""
 
 
 class _Part(BaseModel):
@@ -63,7 +68,7 @@ class ConditionMetricsBase(_Part):
         """An endpoint's value by its (dotted) key."""
         node: Any = self
         for part in key.split("."):
-            node = getattr(node, part)
+            node = None if node is None else getattr(node, part)
         return cast(float | int | None, node)
 
 
@@ -98,7 +103,10 @@ def _condition_model() -> type[ConditionMetricsBase]:
             __doc__=GROUP_DOCS.get(group, group),
             **fields,
         )
-        top[group] = (model, Field(description=GROUP_DOCS.get(group, group)))
+        if group in OPTIONAL_GROUPS:
+            top[group] = (model | None, Field(None, description=GROUP_DOCS.get(group, group)))
+        else:
+            top[group] = (model, Field(description=GROUP_DOCS.get(group, group)))
     return cast(
         type[ConditionMetricsBase],
         create_model(
@@ -224,8 +232,8 @@ class MetricsDocument(_Part):
     """metrics.json: a run's endpoints, effects, factorization and AOEP scorecard."""
 
     # `schema` is a (deprecated) BaseModel method, so the field is `schema_` aliased.
-    schema_: Literal["place-metrics/2", "place-metrics/3", "place-metrics/4"] = Field(
-        "place-metrics/4", alias="schema"
+    schema_: Literal["place-metrics/2", "place-metrics/3", "place-metrics/4", "place-metrics/5"] = (
+        Field("place-metrics/5", alias="schema")
     )
     """Layout version (`METRICS_SCHEMA`)."""
     trajectory: dict[str, Any]

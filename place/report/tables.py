@@ -138,17 +138,24 @@ def interval_warnings(runs: Sequence[MetricsDocument]) -> str | None:
     return "; ".join(notes) or None
 
 
-ENDPOINT_TABLES: dict[str, tuple[str, str]] = {
+ENDPOINT_TABLES: dict[str, tuple[str, str | None]] = {
     "table1a": ("Table 1 A: primary endpoints", "table1_primary"),
     "table2a": ("Table 2 A: utility probes", "table2_utility"),
     "table2b": ("Table 2 B: closed loop", "table2_closed_loop"),
+    "citation": (
+        "Table 3: citation lock and provenance audit (docs/method.md §12; shares of records "
+        "openable, pointer-only, orphaned; hearsay = excluded records / reads)",
+        None,
+    ),
 }
-"""The per-condition endpoint tables: name -> (title, section of the paper's values). Their
-columns are the endpoints declared in them (place.metrics.catalog), in declaration order."""
+"""The per-condition endpoint tables: name -> (title, section of the paper's values; None
+for a table the paper has no values for). Their columns are the endpoints declared in them
+(place.metrics.catalog), in declaration order."""
 
 
 def _endpoint_cell(e: Endpoint, value: Callable[[str], Any]) -> str:
-    text = fmt(value(e.key))
+    raw = value(e.key)
+    text = str(raw) if e.kind == "count" and raw is not None else fmt(raw)
     return text if e.count is None else f"{text} ({value(e.count)})"
 
 
@@ -167,7 +174,7 @@ def endpoint_table(name: str, runs: Sequence[MetricsDocument], paper: bool) -> T
         for c in _conditions(m):
             w = m.conditions[c]
             rows.append([_label(m, runs), c, *[_endpoint_cell(e, w.value) for e in columns]])
-    if paper:
+    if paper and section is not None:
         for model, conds in paper_values()[section].items():
             for c in CONDITIONS:
                 published = _ungrouped(conds[c])
@@ -228,6 +235,10 @@ def table2a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
 
 def table2b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     return endpoint_table("table2b", runs, paper)
+
+
+def citation(runs: Sequence[MetricsDocument], paper: bool) -> Table:
+    return endpoint_table("citation", runs, paper)
 
 
 AOEP_FAMILIES = (
@@ -372,13 +383,15 @@ def invalid_banner(runs: Sequence[MetricsDocument]) -> str | None:
 
 
 def all_tables(runs: Sequence[MetricsDocument], paper: bool = False) -> list[Table]:
-    """Tables 1 A/B, 2 A/B and the AOEP scorecard; the pilot table too when a run has it."""
+    """Tables 1 A/B, 2 A/B, 3 (the citation lock) and the AOEP scorecard; the pilot table
+    too when a run has it."""
     banner = invalid_banner(runs)
     tables: list[Callable[[Sequence[MetricsDocument], bool], Table]] = [
         table1a,
         table1b,
         table2a,
         table2b,
+        citation,
         aoep,
     ]
     if any(m.aoep_pilot for m in runs):

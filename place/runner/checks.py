@@ -338,7 +338,34 @@ def check_config(cfg: Any) -> tuple[Any, list[str]]:
     trajectory, problems = trajectory_problems(cfg)
     if problems:
         return None, problems
+    problems = forged_k_problems(cfg, trajectory)
+    if problems:
+        return None, problems
     return trajectory, prompt_problems(cfg, trajectory)
+
+
+def forged_k_problems(cfg: Any, trajectory: Any) -> list[str]:
+    """A forged probe's slot must have fewer than k authorized facts at the read, so that QASC
+    exposes the forged record whatever its rank (docs/method.md §12.2). The validator checks
+    this for the default k (`FORGED_K_BOUND`); a smaller `experiment.k` is checked here."""
+    from place.reference.replay import replay
+    from place.reference.validate import FORGED_K_BOUND
+
+    k = int(cfg.experiment.k)
+    forged = [p for p in trajectory.probes if p.forged is not None]
+    if not forged or k >= FORGED_K_BOUND:
+        return []
+    support = {p.id: len(p.support.facts) for p in replay(trajectory).probes}
+    return [
+        _problem(
+            "experiment.k",
+            k,
+            f"more than the {support[p.id]} authorized facts of forged probe {p.id}'s slot at "
+            "its read (docs/method.md §12.2), or a trajectory without that probe",
+        )
+        for p in forged
+        if support[p.id] >= k
+    ]
 
 
 # --- prompts must fit in the context window -------------------------------------------------
@@ -395,6 +422,7 @@ def item_texts(trajectory: Any) -> list[str]:
     items are facts Mem0 extracts from them), probe conflicts (stored verbatim) and CSS
     records (the predicate templates, rendered for every asserted value)."""
     from place.governance.certifier import render
+    from place.reference.lifecycle import FactRecord
 
     texts: list[str] = []
     events: list[Any] = []
@@ -407,6 +435,14 @@ def item_texts(trajectory: Any) -> list[str]:
                 texts.append(t.text)
             events.extend(e for e in t.events if e.value is not None)
     texts.extend(p.conflict.text for p in trajectory.probes if p.conflict is not None)
+    texts.extend(
+        render(
+            trajectory.schema,
+            FactRecord(p.entity, p.predicate, p.forged.value, p.scope, "active", None, None, "", 1),
+        )
+        for p in trajectory.probes
+        if p.forged is not None
+    )
     for event in events:
         with contextlib.suppress(KeyError, IndexError, ValueError):
             texts.append(render(trajectory.schema, event))

@@ -26,11 +26,15 @@ from place.eligibility import Interpretation, is_eligible, is_ineligible_exposur
 from place.errors import PlaceError
 from place.governance.act_gate import NeedRead, decide
 from place.governance.authorizer import ReadDecision
+from place.governance.citation import Evidence, consequential_predicates, pointer, provenance
+from place.governance.evidence import EVIDENCE
+from place.governance.forgery import forged_record
 from place.governance.ledger import read_governance
 from place.lexicon import Lexicon
 from place.lexicon.outcome import outcome
 from place.policies import POLICIES, build_policy
 from place.producers import PRODUCERS, Writer, build_writer
+from place.producers.registry import RecordCounter
 from place.readback import (
     LIFECYCLE_KEYS,
     LIFECYCLE_MARKER,
@@ -40,9 +44,12 @@ from place.readback import (
     is_certified,
 )
 from place.records import (
+    AuditItemRecord,
+    AuditRecord,
     CheckpointRecord,
     CompactionRecord,
     ExposedRecord,
+    ForgedRecord,
     ForgetRecord,
     GateDecisionRecord,
     GovernanceRecord,
@@ -221,8 +228,10 @@ class Experiment:
         self.readback = Readback(self.lexicon)
         # Each component's `design.<name>` section (absent: its declared defaults).
         self.params = dict(params or {})
+        self.consequential = consequential_predicates(trajectory)
         self.policies = {
-            r: build_policy(r, k, self.readback, self.params.get(r)) for r in design.policies
+            r: build_policy(r, k, self.readback, self.params.get(r), self.consequential)
+            for r in design.policies
         }
         # Whose time counts as governance overhead (manifest timings): their declarations say.
         self.governance_producers = {p for p in design.producers if PRODUCERS[p].governance}
@@ -278,6 +287,7 @@ class Experiment:
                 bar.set_description("deletion residue (end)")
                 self.on_phase("deletion residue at the end of the run")
                 self._final_residue()
+                self._store_audit()
                 self.journal.commit_unit(len(units))
                 bar.update(1)
         finally:
@@ -454,8 +464,11 @@ class Experiment:
                         redelivery=redelivery,
                         reads=[
                             ProbeRead(
-                                exposed=self._exposed(d, tau, conv.date, at=(turn.id, "pre-task")),
+                                exposed=self._exposed(
+                                    d, tau, conv.date, at=(turn.id, "pre-task"), store=store
+                                ),
                                 admitted=d.admitted,
+                                hearsay=list(d.hearsay),
                                 raw_answer=None,
                                 outcome=None,
                             )
@@ -641,9 +654,14 @@ class Experiment:
         tau: Interpretation,
         day: dt.date,
         at: tuple[str, str] | None = None,
+        store: Any = None,
     ) -> list[ExposedRecord]:
         """The exposed items as records; `at` is the world-a checkpoint the read follows,
-        whose Γ* says which facts the asker may see (`visible`)."""
+        whose Γ* says which facts the asker may see (`visible`); `store` is the one read,
+        whose evidence log V the provenance audit opens (docs/method.md §12.4)."""
+        # V is opened only when some exposed record has a pointer to open.
+        pointed = store is not None and any(pointer(i.metadata) for i in decision.items)
+        evidence = Evidence.of(store) if pointed else Evidence()
         ref = self.checkpoints.get(at) if at is not None else None  # type: ignore[arg-type]  # reason: `at` is one of the reference's own (turn, kind) keys
         asker = tau.asker
         out = []
@@ -676,9 +694,12 @@ class Experiment:
                     facts=facts,
                     lifecycle=lifecycle_of(item.metadata),
                     ineligible=is_ineligible_exposure(self.readback, item, tau, day),
+                    pointer=pointer(item.metadata),
+                    provenance=provenance(item.metadata, evidence, self.lexicon),
                 )
             )
         return out
+
 
     def _evaluated(
         self, store: Any, tau: Interpretation, day: dt.date
@@ -778,13 +799,14 @@ class Experiment:
         qref = self.ref.query(query.id)
         tau = self.query_tau(query.id)
         decision = self._read(store, self.design.policy_of(condition), turn.text, tau, conv.date)
-        exposed = self._exposed(decision, tau, conv.date, at=(turn.id, "pre-query"))
+        exposed = self._exposed(decision, tau, conv.date, at=(turn.id, "pre-query"), store=store)
         shown = tuple(item.text for item in decision.items)
         modes: list[tuple[str, Sequence[DialogueTurn]]] = []
         if self.sections.primary:
             modes.append(("primary", ()))
         if world == "a" and self.sections.closed_loop:
             modes.append(("closed_loop", self._dialogue(conv, turn, condition)))
+        hearsay = list(decision.hearsay)
         return [
             _PendingAnswer(
                 condition,
@@ -803,6 +825,7 @@ class Experiment:
                     question=turn.text,
                     exposed=exposed,
                     admitted=decision.admitted,
+                    hearsay=hearsay,
                     gold=sorted(query.gold),
                     asker=qref.asker,
                     foreign_present=qref.foreign_present,
@@ -821,6 +844,7 @@ class Experiment:
         """The probes of one unit: every read first, then the conflict probes' answers (all
         of the unit's at once, concurrently if configured), then the records in order."""
         planned: list[tuple[Probe, str, ProbeRead, ProbeRead | None]] = []
+        forged_ids: dict[tuple[str, str], str] = {}
         for probe in probes:
             tau = self.probe_tau(probe.id)
             for row, conditions in self.rows.items():
@@ -828,13 +852,26 @@ class Experiment:
                     c: self._probe_read(self.stores[row], c, probe, tau, conv) for c in conditions
                 }
                 injected: dict[str, ProbeRead | None] = dict.fromkeys(conditions)
-                if probe.conflict is not None:
+                if probe.conflict is not None or probe.forged is not None:
                     copy = self.stores[row].clone(f"{row}__probe")
                     try:
-                        # Plain text (no policy can tell it from a memory), spoken by the
-                        # asker (docs/method.md §11: a text naming no one is theirs).
                         asker = tau.asker or self.traj.principal
-                        copy.add_record(probe.conflict.text, {SPEAKER: asker})
+                        if probe.conflict is not None:
+                            # Plain text (no policy can tell it from a memory), spoken by the
+                            # asker (docs/method.md §11: a text naming no one is theirs).
+                            copy.add_record(probe.conflict.text, {SPEAKER: asker})
+                        else:
+                            # Certified-looking metadata it was never entitled to (§12.2).
+                            text, meta = forged_record(
+                                self.traj.schema,
+                                probe,
+                                asker,
+                                self.traj.principal,
+                                conv.id,
+                                conv.date,
+                                RecordCounter(copy).take(),
+                            )
+                            forged_ids[(probe.id, row)] = copy.add_record(text, meta)
                         faults.kill_point("probes")
                         for condition in conditions:
                             injected[condition] = self._probe_read(
@@ -878,6 +915,16 @@ class Experiment:
                     gold=sorted(probe.gold),
                     authorized=fact_list(pref.support.facts),
                     conflict_value=probe.conflict.value if probe.conflict else None,
+                    forged=(
+                        None
+                        if probe.forged is None
+                        else ForgedRecord(
+                            kind=probe.forged.kind,
+                            value=probe.forged.value,
+                            pointer=probe.forged.source_turn(probe.id),
+                            item=forged_ids[(probe.id, self.design.producer_of(condition))],
+                        )
+                    ),
                     forgotten=forgotten[probe.id],
                     asker=pref.asker,
                     foreign_present=pref.foreign_present,
@@ -892,8 +939,11 @@ class Experiment:
         """What the condition's read policy exposes for the probe (not yet answered)."""
         decision = self._read(store, self.design.policy_of(condition), probe.text, tau, conv.date)
         return ProbeRead(
-            exposed=self._exposed(decision, tau, conv.date, at=self.follows.get(probe.after)),
+            exposed=self._exposed(
+                decision, tau, conv.date, at=self.follows.get(probe.after), store=store
+            ),
             admitted=decision.admitted,
+            hearsay=list(decision.hearsay),
             raw_answer=None,
             outcome=None,
         )
@@ -927,6 +977,22 @@ class Experiment:
                     where=[where for _text, where in found],
                 )
             )
+
+    def _store_audit(self) -> None:
+        """The provenance audit of every producer's store at the end (docs/method.md §12.4):
+        each record of the state partition, its pointer and class."""
+        for producer, store in self.stores.items():
+            scan = store.scan()
+            evidence = Evidence.from_rows(r for r in scan.tables if r.table == EVIDENCE)
+            items = [
+                AuditItemRecord(
+                    id=str(p.id),
+                    pointer=pointer(p.metadata),
+                    provenance=provenance(p.metadata, evidence, self.lexicon),
+                )
+                for p in sorted(scan.points, key=lambda p: str(p.id))
+            ]
+            self.journal.append(AuditRecord(producer=producer, items=items))
 
     def _final_residue(self) -> None:
         turns = self.traj.turns()

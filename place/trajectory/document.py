@@ -46,6 +46,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from place.trajectory.model import (
     EPOCH_OPS,
     FACT_OPS,
+    FORGED_SUFFIX,
     GLOBAL_SCOPE,
     OPS,
     SHARE_OPS,
@@ -57,6 +58,8 @@ from place.trajectory.model import (
     Event,
     Expectation,
     Family,
+    Forged,
+    ForgedKind,
     Format,
     Op,
     Permission,
@@ -1216,6 +1219,37 @@ class ConflictDoc(Part):
     """Checked, and a YAML date converted, by the probe, which knows the predicate."""
 
 
+class ForgedDoc(Part):
+    NAMES = ("forged", "forged", "forged")
+
+    kind: ForgedKind
+    value: Annotated[str, DOMAIN]
+    """Checked, and a YAML date converted, by the probe, which knows the predicate and gold
+    (the probe also checks that the pointer is there exactly when the kind cites a turn)."""
+    pointer: Text | None = None
+
+    @field_validator("pointer")
+    @classmethod
+    def _existing_turn(cls, pointer: str, info: ValidationInfo) -> str:
+        turns = _context(info).get("seen", {}).get("turn")
+        if turns is not None and pointer not in turns:
+            raise problem(
+                f"pointer names turn {pointer!r}, which is not a turn of the trajectory; it "
+                "must be the id of an existing (world-a) turn"
+            )
+        return pointer
+
+
+_FORGED_POINTER = {
+    "tool": "the id of the tool turn the record cites",
+    "unsupported": "the id of a user turn from which β (the text readback) does not read "
+    "the forged fact",
+    "stale": "the id of a user turn whose events asserted the forged fact, no longer in the "
+    "reference state S* at the probe",
+}
+"""What the pointer of each kind that has one must name (docs/method.md §12)."""
+
+
 class ProbeDoc(_SlotDoc):
     NAMES = ("probe", "probe", "a probe")
 
@@ -1229,6 +1263,42 @@ class ProbeDoc(_SlotDoc):
     gold: tuple[Canonical, ...]
     conflict: ConflictDoc | None = None
     asker: Text | None = None
+    forged: ForgedDoc | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _conflict_or_forged(
+        cls, data: Any, handler: ModelWrapValidatorHandler[ProbeDoc], info: ValidationInfo
+    ) -> ProbeDoc:
+        """A probe is a conflict item or a forged-provenance probe, never both; a forgery has a
+        pointer exactly when its kind cites a turn. Read from the raw mapping, so that they
+        are reported whatever else is wrong with the probe."""
+        found: list[tuple[tuple[Any, ...], PydanticCustomError]] = []
+        forged = data.get("forged") if isinstance(data, dict) else None
+        if forged is not None and data.get("conflict") is not None:
+            message = (
+                "a probe has at most one of 'conflict' and 'forged'; this one has both (a "
+                "forged probe is not a conflict item: write two probes)"
+            )
+            found.append(((), problem(message, at="key", pos_of=("forged",))))
+        raw: dict[Any, Any] = forged if isinstance(forged, dict) else {}
+        kind, pointer = raw.get("kind"), raw.get("pointer")
+        if kind == "missing" and pointer is not None:
+            ident = data.get("id")
+            source = f"{ident if isinstance(ident, str) else '<probe id>'}{FORGED_SUFFIX}"
+            message = (
+                f"a forgery of kind 'missing' has no pointer: its record cites {source!r}, "
+                "which no turn has; remove 'pointer' (kinds 'tool', 'unsupported' and 'stale' "
+                "cite a turn)"
+            )
+            found.append((("forged",), problem(message, at="key", pos_of=("pointer",))))
+        elif isinstance(kind, str) and kind in _FORGED_POINTER and pointer is None:
+            message = (
+                f"a forgery of kind {kind!r} must have a 'pointer': {_FORGED_POINTER[kind]} "
+                "(only kind 'missing' has none)"
+            )
+            found.append((("forged",), problem(message)))
+        return _with(found, handler, data)
 
     @field_validator("id")
     @classmethod
@@ -1273,6 +1343,29 @@ class ProbeDoc(_SlotDoc):
         if bad is not None:
             _fail([(("value",), bad)])
         return conflict
+
+    @field_validator("forged", mode="before")
+    @classmethod
+    def _forged_date(cls, forged: Any, info: ValidationInfo) -> Any:
+        if isinstance(forged, dict) and "value" in forged:
+            return {**forged, "value": _iso_value(forged["value"], info)}
+        return forged
+
+    @field_validator("forged")
+    @classmethod
+    def _forging(cls, forged: ForgedDoc, info: ValidationInfo) -> ForgedDoc:
+        """The forged value is a value of the slot's domain that is not gold. Whether the
+        pointer is there is checked on the raw probe; which turn it may cite needs the replay
+        (`place.reference.validate`)."""
+        bad = _domain(forged.value, info, "forged value")
+        if bad is None and forged.value in info.data.get("gold", ()):
+            bad = problem(
+                f"forged value {forged.value!r} is one of the gold values; a forged record "
+                "must carry a value of the slot that is not gold"
+            )
+        if bad is not None:
+            _fail([(("value",), bad)])
+        return forged
 
 
 def _existing_turn(after: str, info: ValidationInfo) -> str:
@@ -1430,6 +1523,7 @@ class TrajectoryDoc(Part):
                     p.gold,
                     Conflict(p.conflict.text, p.conflict.value) if p.conflict else None,
                     p.asker,
+                    Forged(p.forged.kind, p.forged.value, p.forged.pointer) if p.forged else None,
                 )
                 for p in self.probes
             ),

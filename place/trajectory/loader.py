@@ -35,6 +35,7 @@ from place.trajectory.document import (
     DOMAIN,
     ITEM_ID,
     ConflictDoc,
+    ForgedDoc,
     Part,
     Refs,
     TrajectoryDoc,
@@ -400,7 +401,13 @@ class _Explainer:
         elif key == "id":
             label = "trajectory id" if slot.model is TrajectoryDoc else f"{noun} id"
         elif key in _BARE:
-            label = "conflict value" if slot.model is ConflictDoc else _BARE[key]
+            label = (
+                "conflict value"
+                if slot.model is ConflictDoc
+                else "forged value"
+                if slot.model is ForgedDoc
+                else _BARE[key]
+            )
         else:
             label = f"'{key}' of {noun}"
         pid = self._sound_predicate(slot) if DOMAIN in slot.meta else None
@@ -415,7 +422,9 @@ class _Explainer:
 
     def _sound_predicate(self, slot: _Slot) -> str | None:
         """The predicate a domain value belongs to, if its declaration is sound."""
-        owner = slot.model_loc[:-1] if slot.model is ConflictDoc else slot.model_loc
+        # A conflict's or forgery's value belongs to its probe's predicate.
+        nested = slot.model in (ConflictDoc, ForgedDoc)
+        owner = slot.model_loc[:-1] if nested else slot.model_loc
         _, pid = self._walk((*owner, "predicate"))
         refs = Refs.read(self.source.data)
         return pid if refs is not None and isinstance(pid, str) and pid in refs.sound else None

@@ -222,6 +222,29 @@ class Conflict:
     value: str
 
 
+ForgedKind = Literal["missing", "tool", "unsupported", "stale"]
+FORGED_KINDS: tuple[ForgedKind, ...] = ("missing", "tool", "unsupported", "stale")
+FORGED_SUFFIX = "~forged"
+"""A `missing` forgery's record names `<probe id>~forged` as its source turn: no turn has it."""
+
+
+@dataclass(frozen=True)
+class Forged:
+    """A forged-provenance probe's record (docs/method.md §12): a value of the probe's slot
+    written into a copy of the store with the metadata CSS would give an active record, its
+    `source_turn` the pointer. What the pointer must be depends on the kind: none (`missing`),
+    a tool turn (`tool`), a user turn from which β does not read the fact (`unsupported`), a
+    user turn that once asserted the fact, no longer in S* (`stale`)."""
+
+    kind: ForgedKind
+    value: str
+    pointer: str | None = None
+
+    def source_turn(self, probe_id: str) -> str:
+        """The record's `source_turn`: the pointer, or for `missing` a key no turn has."""
+        return self.pointer if self.pointer is not None else f"{probe_id}{FORGED_SUFFIX}"
+
+
 @dataclass(frozen=True)
 class Probe:
     id: str
@@ -235,6 +258,8 @@ class Probe:
     conflict: Conflict | None = None
     asker: str | None = None
     """The principal who asks (None: the trajectory's `principal`)."""
+    forged: Forged | None = None
+    """A forged-provenance probe (docs/method.md §12); never together with `conflict`."""
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,10 @@ transitions, Q*, probes and untrusted values):
   for stale-epoch or untrusted, and proposals; traceability = tasks; non-exposure = queries,
   probes and tasks whose asker has a foreign fact; idempotence = redelivered events and tasks.
 
-§11's totals (17 obligations, 36 invariants) include c3's forged probes p2-p5, which come with
-issue #28 (the `forged` probe key). Each adds one exposure item (a probe's clean read) and
+§11's totals (17 obligations, 36 invariants) include c3's forged probes p2-p5 (the `forged`
+probe key, docs/method.md §12). Each adds one exposure item (a probe's clean read) and
 nothing else: a forged probe is not a conflict item (amendment 6), it changes no checkpoint's
-untrusted values, and its asker (nora, in c3) has no foreign fact there. So this file has
-17 obligations and 36 - 4 = 32 invariants.
+untrusted values, and its asker (nora, in c3) has no foreign fact there.
 """
 
 from __future__ import annotations
@@ -62,8 +61,6 @@ SPEC_INVARIANTS = (
 
 SPEC_TOTALS = {"obligations": 17, "invariants": 36}
 """method.md §11's totals for the whole pilot, c3's forged probes p2-p5 included."""
-FORGED_P2_P5 = Counter({"exposure": 4})
-"""What #28's forged probes p2-p5 add: one exposure item each (their clean reads)."""
 
 EXPECTED_ITEMS: dict[str, list[str]] = {
     # obligations
@@ -79,18 +76,18 @@ EXPECTED_ITEMS: dict[str, list[str]] = {
     # invariants
     "deletion": ["c1-03#1", "c4-03#1"],
     "promotion": ["door_code=9999", "plumber_invoice=640 EUR"],
-    "exposure": ["probe:p1"] + [f"query:q{i}" for i in range(1, 8)],
+    "exposure": [f"probe:p{i}" for i in range(1, 6)] + [f"query:q{i}" for i in range(1, 8)],
     "authority": ["c7-03#1", "t2", "t3", "t5"],
     "traceability": ["t1", "t2", "t3", "t4", "t5", "t6"],
     "non-exposure": ["q4", "q5", "q6", "q7", "t3", "t4", "t5", "t6"],
     "idempotence": ["c1-01#1", "t4"],
 }
 
-# method.md §11's table, "items" column, per conversation (c3 without p2-p5's 4 exposures).
+# method.md §11's table, "items" column, per conversation.
 EXPECTED_BY_CONVERSATION: dict[str, dict[str, int]] = {
     "c1": {"forget": 1, "deletion": 1, "idempotence": 1, "exposure": 1},
     "c2": {"act": 1, "epoch": 1, "block": 1, "authority": 1, "traceability": 2},
-    "c3": {"transition": 1, "support": 1, "conflict": 1, "promotion": 1, "exposure": 2},
+    "c3": {"transition": 1, "support": 1, "conflict": 1, "promotion": 1, "exposure": 6},
     "c4": {"forget": 1, "deletion": 1, "exposure": 1},
     "c5": {"support": 1, "block": 1, "exposure": 3, "traceability": 1, "non-exposure": 4},
     "c6": {"epoch": 1, "block": 1, "authority": 1, "traceability": 1, "non-exposure": 1},
@@ -189,28 +186,38 @@ def test_items_per_conversation_follow_the_spec_table(pilot: Trajectory, ref: Re
     assert {c: dict(n) for c, n in per.items()} == EXPECTED_BY_CONVERSATION
 
 
-def test_totals_are_the_spec_totals_without_the_forged_probes(
-    pilot: Trajectory, ref: Reference
-) -> None:
+def test_totals_are_the_spec_totals(pilot: Trajectory, ref: Reference) -> None:
     counts = Counter(k for k, _i, _c in pilot_items(pilot, ref))
-    obligations = sum(counts[k] for k in SPEC_OBLIGATIONS)
-    invariants = sum(counts[k] for k in SPEC_INVARIANTS)
-    assert (obligations, invariants) == (17, 32)
-    # With #28's p2-p5: forget 2, transition 1, support 3, conflict 1, act 2, epoch 2,
-    # block 4, surface 1, rollback 1 = 17; deletion 2, promotion 2, exposure 12,
-    # authority 4, traceability 6, non-exposure 8, idempotence 2 = 36.
-    full = counts + FORGED_P2_P5
-    assert [full[k] for k in SPEC_OBLIGATIONS] == [2, 1, 3, 1, 2, 2, 4, 1, 1]
-    assert [full[k] for k in SPEC_INVARIANTS] == [2, 2, 12, 4, 6, 8, 2]
-    assert sum(full[k] for k in SPEC_OBLIGATIONS) == SPEC_TOTALS["obligations"]
-    assert sum(full[k] for k in SPEC_INVARIANTS) == SPEC_TOTALS["invariants"]
+    # forget 2, transition 1, support 3, conflict 1, act 2, epoch 2, block 4, surface 1,
+    # rollback 1 = 17; deletion 2, promotion 2, exposure 12, authority 4, traceability 6,
+    # non-exposure 8, idempotence 2 = 36.
+    assert [counts[k] for k in SPEC_OBLIGATIONS] == [2, 1, 3, 1, 2, 2, 4, 1, 1]
+    assert [counts[k] for k in SPEC_INVARIANTS] == [2, 2, 12, 4, 6, 8, 2]
+    assert sum(counts[k] for k in SPEC_OBLIGATIONS) == SPEC_TOTALS["obligations"]
+    assert sum(counts[k] for k in SPEC_INVARIANTS) == SPEC_TOTALS["invariants"]
 
 
-def test_forged_probes_would_add_only_exposure_items(ref: Reference) -> None:
+def test_the_forged_probes_add_only_exposure_items(pilot: Trajectory, ref: Reference) -> None:
     """p2-p5 sit in c3 beside p1, asked by nora: no foreign fact there, so no non-exposure
     item; and a forged probe is not a conflict item (amendment 6)."""
-    p1 = next(p for p in ref.probes if p.id == "p1")
-    assert (p1.conversation, p1.asker, p1.foreign_present) == ("c3", "nora", False)
+    forged = {
+        p.id: (p.forged.kind, p.forged.value, p.forged.pointer) for p in pilot.probes if p.forged
+    }
+    assert forged == {
+        "p2": ("tool", "9999", "c3-05"),
+        "p3": ("missing", "4444", None),
+        "p4": ("unsupported", "8642", "c3-03"),
+        "p5": ("stale", "1357", "c3-01"),
+    }
+    refs = {p.id: p for p in ref.probes}
+    for pid in forged:
+        assert (refs[pid].conversation, refs[pid].asker, refs[pid].foreign_present) == (
+            "c3",
+            "nora",
+            False,
+        )
+    items = [(k, i) for k, i, _c in pilot_items(pilot, ref) if any(p in i for p in forged)]
+    assert items == [("exposure", f"probe:{p}") for p in forged]
 
 
 # ---------------------------------------------------------------- shape
@@ -239,7 +246,7 @@ def test_shape(pilot: Trajectory) -> None:
     assert [c.date for c in convs] == weekly
     assert len(pilot.turns()) == 66
     assert [q.id for _c, _t, q in pilot.queries()] == [f"q{i}" for i in range(1, 8)]
-    assert [p.id for p in pilot.probes] == ["p1"]
+    assert [p.id for p in pilot.probes] == ["p1", "p2", "p3", "p4", "p5"]
     assert sorted(k.id for _c, _t, k in pilot.tasks()) == [f"t{i}" for i in range(1, 7)]
     assert [(c.after, c.entity, c.scope) for c in pilot.compactions] == [
         ("c4-02", "nora", "global")
@@ -265,7 +272,9 @@ def test_golds(ref: Reference) -> None:
         "q6": (),
         "q7": ("19:00",),
     }
-    assert {p.id: p.support.values for p in ref.probes} == {"p1": ("2718",)}
+    assert {p.id: p.support.values for p in ref.probes} == {
+        f"p{i}": ("2718",) for i in range(1, 6)
+    }
 
 
 # ---------------------------------------------------------------- decisions and Γ*
@@ -384,7 +393,9 @@ def test_inserted_turns_and_conflicts_read_as_their_facts(pilot: Trajectory) -> 
                 facts = {Fact(e.entity, e.predicate, e.value, e.scope) for e in inserted.events}
                 assert lexicon.read(inserted.text) == facts, inserted.text
     for probe in pilot.probes:
-        assert probe.conflict is not None
+        assert (probe.conflict is None) == (probe.forged is not None)
+        if probe.conflict is None:
+            continue
         fact = Fact(probe.entity, probe.predicate, probe.conflict.value, probe.scope)
         assert lexicon.read(probe.conflict.text) == {fact}
 

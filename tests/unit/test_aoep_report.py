@@ -21,6 +21,7 @@ from place.report.tables import (
     Table,
     all_tables,
     aoep,
+    citation,
     table1a,
     table1b,
     table2a,
@@ -192,8 +193,9 @@ def test_paper_values_add_no_scorecard_rows() -> None:
 def test_all_tables_appends_the_scorecard_and_keeps_the_others(paper: bool) -> None:
     runs = [paper_doc()]
     tables = all_tables(runs, paper=paper)
-    assert [t.name for t in tables] == ["table1a", "table1b", "table2a", "table2b", "aoep"]
-    for t, f in zip(tables, (table1a, table1b, table2a, table2b, aoep), strict=True):
+    names = ["table1a", "table1b", "table2a", "table2b", "citation", "aoep"]
+    assert [t.name for t in tables] == names
+    for t, f in zip(tables, (table1a, table1b, table2a, table2b, citation, aoep), strict=True):
         assert t == f(runs, paper)
 
 
