@@ -31,11 +31,14 @@ def _summary(path: str, traj: Trajectory) -> str:
     per_family = ", ".join(f"{f} {families[f]}" for f in FAMILIES)  # a Counter: 0 if absent
     pairs = sum(1 for _, _, q in traj.queries() if q.pair_insert is not None)
     conflicts = sum(1 for p in traj.probes if p.conflict is not None)
+    forged = sum(1 for p in traj.probes if p.forged is not None)
     return (
         f"{path}: ok: {len(traj.conversations)} conversations, {len(traj.turns())} turns, "
         f"{kinds['post-update']} post-update and {kinds['pre-query']} pre-query checkpoints, "
         f"{sum(families.values())} queries ({per_family}), {pairs} pairs, "
-        f"{len(traj.probes)} probes ({conflicts} with conflicts)"
+        f"{len(traj.probes)} probes ({conflicts} with conflicts"
+        + (f", {forged} forged" if forged else "")
+        + ")"
         + (
             f", {len(ref.tasks)} tasks, {kinds['pre-task']} pre-task checkpoints"
             if ref.tasks

@@ -125,7 +125,7 @@ def condition_figures(
     ]
     loop = [q for q in queries if q["condition"] == c and q["mode"] == "closed_loop"]
     counted = [v for v in pairs(queries, c).values() if v is not None]
-    mine = [p for p in probes if p["condition"] == c]
+    mine = [p for p in probes if p["condition"] == c and p["forged"] is None]
     needing = [p for p in mine if p["authorized"]]
     conflict = [p for p in mine if p["injected"] is not None and p["conflict_value"] is not None]
     residue: dict[str, bool] = {}
@@ -812,7 +812,7 @@ def paired(left: np.ndarray, right: np.ndarray, seed: int, R: int) -> dict[str, 
 def probe_values(probes, condition: str, endpoint: str) -> dict[str, float]:
     out = {}
     for p in probes:
-        if p["condition"] != condition:
+        if p["condition"] != condition or p["forged"] is not None:
             continue
         if endpoint == "needed_support":
             out[p["probe"]] = float(facts(p["authorized"]) <= readable(p["clean"]["exposed"]))

@@ -46,6 +46,9 @@ class Design:
     """Add the governance story (docs/generator.md, "The governance story of `small`"): a second
     principal, shares, permissions, tasks, a rollback, a redelivery, a restart, a compaction
     and probes asked by the second principal, on top of the counts above."""
+    forged: bool = False
+    """Add four forged-provenance probes, one of each kind (docs/generator.md, "The forged
+    probes of `small`"), on top of the counts above and the story."""
 
     @property
     def queries(self) -> int:
@@ -99,6 +102,9 @@ DESIGNS: dict[str, Design] = {
         # Every small trajectory carries the governance story, so that replication studies
         # score AOEP's governance items too (issue #27; docs/decisions.md).
         governance=True,
+        # ... and four forged probes, one of each kind, so that they score the citation
+        # lock's forged figures too (docs/method.md §12.2, §12.5).
+        forged=True,
     ),
 }
 

@@ -23,6 +23,7 @@ import yaml
 
 from place import __version__
 from place.generate.drafts import EventDraft, ProbeDraft, TurnDraft
+from place.generate.forgery import ForgedProbe
 from place.generate.governance import Governed, GovernedTurn, TaskDraft
 from place.generate.world import World
 from place.trajectory.model import FORMAT
@@ -38,9 +39,11 @@ def document(
     probes: list[ProbeDraft],
     filler: int,
     governed: Governed | None = None,
+    forged: list[ForgedProbe] | None = None,
 ) -> dict[str, Any]:
     """The trajectory as the format's keys, in the order they are written (the governance
-    keys only with a governance story, so that `paper` files carry none of them)."""
+    keys only with a governance story, so that `paper` files carry none of them; the forged
+    probes after every other probe)."""
     ident = f"gen-{w.design_name}-s{w.seed}" + (f"-f{filler}" if filler else "")
     title = (
         f"Generated trajectory (place {__version__}, design {w.design_name}, "
@@ -110,6 +113,24 @@ def document(
                     "asker": gp.asker,
                 }
             )
+    for fp in forged or ():
+        record = Flow(kind=fp.kind, value=fp.value)
+        if fp.pointer is not None:
+            record["pointer"] = fp.pointer
+        b = fp.base
+        probe_docs.append(
+            {
+                "id": fp.id,
+                "after": b.after,
+                "family": b.family,
+                "text": fp.text,
+                "entity": b.entity,
+                "predicate": b.predicate,
+                "scope": b.scope,
+                "gold": list(b.gold),
+                "forged": record,
+            }
+        )
     doc["schema"] = schema
     doc["conversations"] = convs
     doc["probes"] = probe_docs

@@ -213,6 +213,24 @@ class Writer(World):
         template = self.rng.choice(spec.asks)
         return template.format(poss=self.poss(entity), where=self.where(spec, scope))
 
+    def asks(self, spec: PredicateSpec, entity: str, scope: str) -> list[str]:
+        """Every question `ask` can write about the slot (each template with each way `poss`
+        names the entity), capitalized as a probe's text, in template order, without repeats.
+        Draws nothing."""
+        if entity == self.principal:
+            owners = ["my"]
+        else:
+            owners = [f"{self.names[entity]}'s"]
+            if self.alias[entity]:
+                owners.append(f"{self.alias[entity]}'s")
+        where = self.where(spec, scope)
+        texts = [
+            ph.capitalize(template.format(poss=poss, where=where))
+            for template in spec.asks
+            for poss in owners
+        ]
+        return list(dict.fromkeys(texts))
+
     def t_query(
         self,
         k: int,

@@ -14,10 +14,11 @@ from pathlib import Path
 from place.errors import InputError
 from place.generate.design import fail
 from place.generate.drafts import Episode, ProbeDraft
+from place.generate.forgery import PROBE_PREFIX as FORGED_PREFIX
 from place.generate.governance import PROBE_PREFIX, is_story_turn, missing_constructs
 from place.generate.world import World
 from place.lexicon import Lexicon
-from place.trajectory.model import FACT_OPS, FAMILIES, Fact, Trajectory
+from place.trajectory.model import FACT_OPS, FAMILIES, FORGED_KINDS, Fact, Trajectory
 
 
 def self_check(traj: Trajectory) -> list[str]:
@@ -101,9 +102,9 @@ def verify(
     seed, design, d = w.seed, w.design_name, w.d
     ref = replay(traj)
     # The counts below are the base design's: the governance story's turns (ids `c1-g001`)
-    # and probes (`pg01`) come on top of them (docs/generator.md, "The governance story of
-    # `small`").
-    base_probes = [p for p in traj.probes if not p.id.startswith(PROBE_PREFIX)]
+    # and probes (`pg01`) and the forged probes (`pf01`) come on top of them
+    # (docs/generator.md, "The governance story of `small`", "The forged probes of `small`").
+    base_probes = [p for p in traj.probes if not p.id.startswith((PROBE_PREFIX, FORGED_PREFIX))]
 
     def need(ok: bool, constraint: str, got: object) -> None:
         if not ok:
@@ -178,6 +179,16 @@ def verify(
     if d.governance:
         missing = missing_constructs(traj)
         need(not missing, "every governance construct", f"none of {missing}")
+    # The forged probes: pf01-pf04, one of each kind, in the order of FORGED_KINDS, for a
+    # design that has them, none otherwise; each rule of its kind (pointer, value, S*, the
+    # support bound) was checked by the loader.
+    forged = [(p.id, p.forged.kind) for p in traj.probes if p.forged is not None]
+    want = [(f"{FORGED_PREFIX}{i:02d}", kind) for i, kind in enumerate(FORGED_KINDS, 1)]
+    need(
+        forged == (want if d.forged else []),
+        "four forged probes, one of each kind" if d.forged else "no forged probe",
+        forged,
+    )
     problems = self_check(traj)
     need(not problems, "lexicon self-check", "; ".join(problems[:3]))
     for conv in traj.conversations:

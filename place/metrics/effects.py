@@ -85,7 +85,12 @@ def probe_contrast(
 
     `needed_support`: probes with non-empty Q*, 1 when Q* is readable from the clean read;
     `exposure_rate`: all probes, 1 when the clean read exposes an ineligible item."""
-    by = {c: {p.probe: p for p in probes if p.condition == c} for c in (left, right)}
+    # The paper's probes only: a forged probe's clean read repeats another probe's and is
+    # scored by §12's figures (docs/decisions.md, "The citation lock").
+    by = {
+        c: {p.probe: p for p in probes if p.condition == c and p.forged is None}
+        for c in (left, right)
+    }
     ids = sorted(set(by[left]) & set(by[right]))
 
     def value(p: ProbeRecord) -> float:

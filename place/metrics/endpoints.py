@@ -172,7 +172,9 @@ def leakage_rate(queries: Iterable[QueryRecord], condition: str) -> tuple[float 
 
 
 def _probes(probes: Iterable[ProbeRecord], condition: str) -> list[ProbeRecord]:
-    return [p for p in probes if p.condition == condition]
+    """The condition's utility probes: forged probes aside (they are scored by §12's
+    figures; docs/decisions.md, "The citation lock")."""
+    return [p for p in probes if p.condition == condition and p.forged is None]
 
 
 def needed_support(probes: Iterable[ProbeRecord], condition: str) -> float:

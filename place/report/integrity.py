@@ -119,6 +119,14 @@ def records_problems(records: RunRecords, header: Mapping[str, Any]) -> list[str
         "producer",
         lambda r: (r.after, r.entity, r.scope, r.producer),
     )
+    check(
+        "audit",
+        records.audits,
+        lambda r: r.producer,
+        producers,
+        "producer",
+        lambda r: r.producer,
+    )
     return problems
 
 

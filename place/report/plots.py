@@ -28,6 +28,7 @@ from matplotlib.patches import Patch
 from place.design import PAPER_NAMES, Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
+from place.report.citation_plot import citation_figure, has_forged
 from place.report.metrics import MetricsDocument, PairEffect
 from place.report.tables import pilot_values
 from place.trajectory.model import FAMILIES
@@ -700,7 +701,8 @@ def aoep_pilot_plot(
 
 
 def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) -> list[Path]:
-    """The run's PNGs; `aoep_pilot.png` only when metrics.json has the pilot table."""
+    """The run's PNGs; `aoep_pilot.png` only when metrics.json has the pilot table, and
+    `citation.png` only when the run had forged probes."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [
         out_dir / "state_correctness.png",
@@ -717,4 +719,7 @@ def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) ->
     if metrics.aoep_pilot:
         paths.append(out_dir / "aoep_pilot.png")
         aoep_pilot_plot(metrics, paths[-1])
+    if has_forged(metrics):
+        paths.append(out_dir / "citation.png")
+        _save(citation_figure(metrics, palette(conditions, design)), paths[-1])
     return paths

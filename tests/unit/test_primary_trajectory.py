@@ -110,7 +110,16 @@ def test_primary_tool_turns(primary: Trajectory) -> None:
 
 
 def test_primary_probes(primary: Trajectory) -> None:
-    probes = primary.probes
+    # The paper's 72 utility probes; the four forged-provenance probes come on top of them
+    # (docs/method.md §12), one of each kind, on the Porto budget after its correction.
+    forged = {p.id: (p.forged.kind, p.forged.pointer) for p in primary.probes if p.forged}
+    assert forged == {
+        "pf1": ("tool", "c1-018"),
+        "pf2": ("missing", None),
+        "pf3": ("unsupported", "c2-006"),
+        "pf4": ("stale", "c1-010"),
+    }
+    probes = [p for p in primary.probes if p.forged is None]
     assert len(probes) == 72
     assert Counter(p.family for p in probes) == {f: 12 for f in FAMILIES}
     conflicts = [p for p in probes if p.conflict is not None]

@@ -114,3 +114,16 @@ def test_a_world_b_step_recorded_twice_is_refused(
         fh.write(world_b)
     err = refused(run_dir, capsys)
     assert "records/steps.jsonl: line " in err and "records the same step" in err
+
+
+def test_a_store_audit_recorded_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The store audit is one record per producer, written at the end of the run."""
+    run_dir = run_copy(tmp_path, "smoke")
+    path = run_dir / "records" / "audits.jsonl"
+    first = path.read_text(encoding="utf-8").splitlines(keepends=True)[0]
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(first)
+    err = refused(run_dir, capsys)
+    assert "records/audits.jsonl: line " in err and "records the same audit" in err
