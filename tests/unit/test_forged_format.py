@@ -69,9 +69,12 @@ def forged_of(forged: Forged) -> dict[str, str]:
 
 
 def pilot_with(tmp_path: Path, *probes: str, schema: str = "", conversation: str = "") -> Path:
-    """aoep-pilot.yaml with `probes` appended to its probes (and, if given, predicates added
-    to its schema and a conversation after c9)."""
+    """aoep-pilot.yaml without its forged probes, with `probes` appended to its probes (and,
+    if given, predicates added to its schema and a conversation after c9)."""
     text = PILOT.read_text(encoding="utf-8")
+    # the file's own forged probes p2-p5 are taken out: each test adds the probes it needs
+    start, end = text.index("  - id: p2\n"), text.index("\ncompactions:\n") + 1
+    text = text[:start] + text[end:]
     for anchor, added in (
         ("  permissions:\n", schema),
         ("probes:\n", conversation),

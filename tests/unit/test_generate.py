@@ -342,8 +342,9 @@ def _base_turns(traj: Trajectory) -> int:
 
 
 def _story(turn_id: str) -> bool:
-    # `small`'s governance story (ids `c1-g001`, probes `pg01`) comes on top of the counts
-    # below; tests/unit/test_generate_governed.py checks the story itself.
+    # `small`'s governance story (ids `c1-g001`, probes `pg01`) and its forged probes (`pf01`)
+    # come on top of the counts below; tests/unit/test_generate_governed.py and
+    # tests/unit/test_generate_forged.py check them.
     return "-g" in turn_id
 
 
@@ -365,7 +366,7 @@ def test_every_seed_has_the_design_counts(generated, design: str) -> None:
         queries = traj.queries()
         assert Counter(q.family for *_, q in queries) == {f: want["per_family"] for f in FAMILIES}
         assert all(q.pair_insert for *_, q in queries), where
-        probes = [p for p in traj.probes if not p.id.startswith("pg")]
+        probes = [p for p in traj.probes if not p.id.startswith(("pg", "pf"))]
         assert Counter(p.family for p in probes) == {f: want["probes"] for f in FAMILIES}
         assert sum(p.conflict is not None for p in probes) >= want["conflicts"], where
         assert (len(probes) < len(traj.probes)) == (design == "small"), where

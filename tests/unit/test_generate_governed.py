@@ -128,7 +128,7 @@ def test_the_small_designs_counts_hold_beside_the_story(loaded: dict[int, Trajec
         assert len(updates) == small.event_turns, seed
         queries = Counter(q.family for *_, q in traj.queries())
         assert queries == {f: small.queries_per_family for f in FAMILIES}, seed
-        probes = Counter(p.family for p in traj.probes if not p.id.startswith("pg"))
+        probes = Counter(p.family for p in traj.probes if not p.id.startswith(("pg", "pf")))
         assert probes == {f: small.probes_per_family for f in FAMILIES}, seed
 
 
@@ -145,7 +145,8 @@ def test_the_story_leaves_the_base_trajectory_as_drawn(loaded: dict[int, Traject
         traj = loaded[seed]
         kept = [[(t.id, t.text) for t in c.turns if "-g" not in t.id] for c in traj.conversations]
         assert kept == [[(t.id, t.text) for t in conv] for conv in conversations], seed
-        assert [p.id for p in traj.probes if not p.id.startswith("pg")] == [p.id for p in probes]
+        kept_probes = [p.id for p in traj.probes if not p.id.startswith(("pg", "pf"))]
+        assert kept_probes == [p.id for p in probes], seed
 
 
 def test_filler_leaves_the_story_unchanged(loaded: dict[int, Trajectory]) -> None:
