@@ -104,11 +104,15 @@ class PredicateReader(Protocol):
 
 def admits(readback: PredicateReader, record: Any, tau: Interpretation, day: dt.date) -> bool:
     """QASC's E(m, q, τ): β reads an eligible fact of the queried predicate from the record,
-    and no ineligible one."""
+    and the record holds no ineligible one (an exposed item shows all it holds: a derived
+    summary that lists an expired or ended fact beside an eligible one would show the
+    answer model the ineligible value; docs/decisions.md, "Summaries under QASC")."""
     if tau.asker is not None and tau.asker not in readback.visible_to(record):
         return False  # visibility (docs/method.md §11): a record the asker may not see
     facts = list(readback.predicate_facts(record, tau.predicate, day))
-    return any(is_eligible(f, tau) for f in facts) and all(is_eligible(f, tau) for f in facts)
+    if not any(is_eligible(f, tau) for f in facts) or not all(is_eligible(f, tau) for f in facts):
+        return False
+    return not is_ineligible_exposure(readback, record, tau, day)
 
 
 def is_ineligible_exposure(

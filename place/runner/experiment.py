@@ -36,12 +36,15 @@ from place.policies import POLICIES, build_policy
 from place.producers import PRODUCERS, Writer, build_writer
 from place.producers.registry import RecordCounter
 from place.readback import (
+    DERIVED_FACTS,
     LIFECYCLE_KEYS,
     LIFECYCLE_MARKER,
     SPEAKER,
     Readback,
     ReadFact,
     is_certified,
+    is_derived,
+    lifecycle_fact,
 )
 from place.records import (
     AuditItemRecord,
@@ -499,8 +502,18 @@ class Experiment:
     def _need_read(self, decision: ReadDecision, need: Slot, day: dt.date) -> NeedRead:
         """What one need's read gives the act gate: per exposed item in the gate's ranking,
         the values β reads of the need's entity and predicate, and a certified item's event."""
-        items = []
+        items: list[tuple[tuple[str, ...], str | None]] = []
         for item in sorted(decision.items, key=gate_rank):
+            if is_derived(item.metadata or {}):
+                # A derived summary supplies each value through the fact line that holds it,
+                # whose source is that fact's event (docs/method.md §11.5): one entry per line.
+                items += [
+                    ((f.value,), str(line.get("event_id")) if line.get("event_id") else None)
+                    for line in (item.metadata or {}).get(DERIVED_FACTS) or ()
+                    for f, readable in [lifecycle_fact(line, self.traj.principal, day)]
+                    if readable and (f.entity, f.predicate) == (need.entity, need.predicate)
+                ]
+                continue
             values = sorted(
                 {
                     f.value

@@ -1,6 +1,6 @@
 """The recorded replication study (`experiments/replications/smollm2-135m/`, docs/method.md §9).
 
-Ten `small` generated trajectories (seeds 0-9), append and css × the four read policies.
+Ten `small` generated trajectories (seeds 0-9), append and css × five read policies (cited too).
 Fast checks: every job is complete and recorded on one clean commit, its trajectory file is
 exactly what `place generate` writes for its seed, and the committed summary is what
 `place compare --replications` makes of the jobs. Slow: the whole study runs again as one
@@ -30,7 +30,7 @@ SWEEP = [
     "trajectory=generated",
     "design.name=replication",
     "design.producers=[append,css]",
-    "design.policies=[native,posthoc,decay,qasc]",
+    "design.policies=[native,posthoc,decay,qasc,cited]",
     "experiment.closed_loop=false",
 ]
 
@@ -74,7 +74,7 @@ def test_every_job_is_committed_complete_on_one_clean_commit() -> None:
             "filler": 0,
         }
         assert m["header"]["design"]["conditions"][0] == ["Append/Native", "append", "native"]
-        assert len(m["header"]["design"]["conditions"]) == 8
+        assert len(m["header"]["design"]["conditions"]) == 10
     assert len(commits) == 1
 
 

@@ -138,3 +138,23 @@ def test_verification_sees_a_derived_summary_that_drifted() -> None:
     assert summaries.problems(store.points) == [f"derived summaries whose facts differ: {[kept]}"]
     store.remove([kept])
     assert summaries.problems(store.points) == [f"derived summaries [] != expected {[kept]}"]
+
+
+def test_qasc_does_not_admit_a_summary_that_lists_an_ended_fact_of_the_predicate() -> None:
+    # Found by the replication study (seed 3): a derived summary listed an expired value of
+    # the queried slot beside its current one; admitted on the current one, it showed the
+    # answer model the expired value as well (experiments/README.md).
+    from place.eligibility import Interpretation, admits, is_ineligible_exposure
+
+    current = record("therapist", "Dr Lind", "e1")
+    lapsed = record("therapist", "Dr Berg", "e0", valid_until=dt.date(2026, 6, 1))
+    tau = Interpretation("nora", "therapist", "global", DAY)
+    clean = Item("c", "", {DERIVED_MARKER: "1", DERIVED_FACTS: [line(current)]})
+    mixed = Item("m", "", {DERIVED_MARKER: "1", DERIVED_FACTS: [line(current), line(lapsed)]})
+    assert admits(BETA, clean, tau, DAY)
+    assert is_ineligible_exposure(BETA, mixed, tau, DAY)
+    assert not admits(BETA, mixed, tau, DAY)
+    # a summary's ended fact of another predicate does not concern this query
+    other = record("door_code", "2718", "e2", valid_until=dt.date(2026, 6, 1))
+    beside = Item("b", "", {DERIVED_MARKER: "1", DERIVED_FACTS: [line(current), line(other)]})
+    assert admits(BETA, beside, tau, DAY)
