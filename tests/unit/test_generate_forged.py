@@ -19,7 +19,7 @@ from place.generate import DESIGNS, Generated, forgery, generate, write
 from place.generate import design as design_module
 from place.lexicon import Lexicon
 from place.reference.replay import Reference, replay
-from place.reference.validate import FORGED_K_BOUND, load_trajectory
+from place.reference.validate import FORGED_K_BOUND
 from place.trajectory.model import FORGED_KINDS, Fact, ForgedKind, Probe, Trajectory
 
 SEEDS = range(5)
@@ -28,21 +28,13 @@ _FORGED_BLOCK = re.compile(r'^  - id: "pf01".*?(?=^compactions:)', re.S | re.M)
 
 
 @pytest.fixture(scope="module")
-def texts() -> dict[int, str]:
-    return {seed: generate(seed, "small").text for seed in SEEDS}
+def texts(small_texts: dict[int, str]) -> dict[int, str]:
+    return small_texts
 
 
 @pytest.fixture(scope="module")
-def loaded(
-    texts: dict[int, str], tmp_path_factory: pytest.TempPathFactory
-) -> dict[int, Trajectory]:
-    directory = tmp_path_factory.mktemp("forged")
-    out = {}
-    for seed, text in texts.items():
-        path = directory / f"s{seed}.yaml"
-        path.write_text(text, encoding="utf-8")
-        out[seed] = load_trajectory(path)
-    return out
+def loaded(small_loaded: dict[int, Trajectory]) -> dict[int, Trajectory]:
+    return small_loaded
 
 
 @pytest.fixture(scope="module")

@@ -40,21 +40,13 @@ DATA = Path(__file__).resolve().parents[2] / "place" / "data" / "generator" / "g
 
 
 @pytest.fixture(scope="module")
-def texts() -> dict[int, str]:
-    return {seed: generate(seed, "small").text for seed in SEEDS}
+def texts(small_texts: dict[int, str]) -> dict[int, str]:
+    return small_texts
 
 
 @pytest.fixture(scope="module")
-def loaded(
-    texts: dict[int, str], tmp_path_factory: pytest.TempPathFactory
-) -> dict[int, Trajectory]:
-    directory = tmp_path_factory.mktemp("small")
-    out = {}
-    for seed, text in texts.items():
-        path = directory / f"s{seed}.yaml"
-        path.write_text(text, encoding="utf-8")
-        out[seed] = load_trajectory(path)
-    return out
+def loaded(small_loaded: dict[int, Trajectory]) -> dict[int, Trajectory]:
+    return small_loaded
 
 
 def _constructs(traj: Trajectory) -> Counter[str]:
