@@ -58,6 +58,10 @@ def document(
         entities[eid] = entry
     scopes = {sid: Flow(aliases=list(sc.aliases)) for sid, sc in w.schema.scopes.items()}
     predicates = {}
+    # A forger goes for what matters: the slots of the forged probes are declared
+    # consequential (unless their type already makes them so), so the citation lock applies
+    # to them (docs/method.md §12.3; docs/generator.md, "The forged probes of `small`").
+    targeted = {fp.base.predicate for fp in forged or ()}
     for spec in w.specs:
         predicate: dict[str, Any] = {
             "type": spec.type,
@@ -67,6 +71,8 @@ def document(
         if spec.scope in ("work", "home"):
             predicate["default_scope"] = spec.scope
         predicate["template"] = spec.template
+        if spec.id in targeted and spec.type != "money":
+            predicate["consequential"] = True
         predicate["values"] = {v: list(a) for v, a in w.domains[spec.id].items()}
         predicates[spec.id] = predicate
     convs = [

@@ -17,6 +17,7 @@ from place.eligibility import expired
 from place.errors import PlaceError
 from place.generate import DESIGNS, Generated, forgery, generate, write
 from place.generate import design as design_module
+from place.governance.citation import consequential_predicates
 from place.lexicon import Lexicon
 from place.reference.replay import Reference, replay
 from place.reference.validate import FORGED_K_BOUND
@@ -25,6 +26,7 @@ from place.trajectory.model import FORGED_KINDS, Fact, ForgedKind, Probe, Trajec
 SEEDS = range(5)
 IDS = {"pf01": "missing", "pf02": "tool", "pf03": "unsupported", "pf04": "stale"}
 _FORGED_BLOCK = re.compile(r'^  - id: "pf01".*?(?=^compactions:)', re.S | re.M)
+_CONSEQUENTIAL = re.compile(r"^      consequential: true\n", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +137,22 @@ def test_removing_the_forged_probes_gives_back_the_file_without_them(
         assert [p.id for p in kept][-2:] == ["pg01", "pg02"], seed
         assert loaded[seed].conversations == without.conversations, seed
         assert loaded[seed].compactions == without.compactions, seed
-        # Byte for byte: the forged probes are the only addition (the header is the same).
-        assert _FORGED_BLOCK.sub("", texts[seed]) == unforged[seed].text, seed
+        # Byte for byte: the forged probes and the `consequential` flags of their slots are
+        # the only additions (the header is the same).
+        stripped = _CONSEQUENTIAL.sub("", _FORGED_BLOCK.sub("", texts[seed]))
+        assert stripped == unforged[seed].text, seed
+        targeted = {p.predicate for p in _forged(loaded[seed])}
+        flagged = {pid for pid, d in loaded[seed].schema.predicates.items() if d.consequential}
+        assert flagged == {p for p in targeted if loaded[seed].schema.predicates[p].type != "money"}
+        assert not any(d.consequential for d in without.schema.predicates.values()), seed
+
+
+def test_every_forged_slot_is_consequential(loaded: dict[int, Trajectory]) -> None:
+    """A forger goes for what matters, and the citation lock applies to consequential
+    records only (docs/method.md §12.3): every forged probe's predicate is locked."""
+    for seed, traj in loaded.items():
+        cons = consequential_predicates(traj)
+        assert all(p.predicate in cons for p in _forged(traj)), seed
 
 
 def test_filler_leaves_the_forged_probes_unchanged(loaded: dict[int, Trajectory]) -> None:
