@@ -91,7 +91,8 @@ def _label(metrics: MetricsDocument, runs: Sequence[MetricsDocument] = ()) -> st
 
 PAPER_TRAJECTORY = "trajectories/primary.yaml"
 """The shipped trajectory built to the paper's design (302 turns, 105 checkpoints, 48
-queries and pairs, 72 probes); its sha256 is `trajectory_sha256` in paper_values.json."""
+queries and pairs, 72 utility probes, and 4 forged-provenance probes outside them, which the
+paper's figures do not count); its sha256 is `trajectory_sha256` in paper_values.json."""
 
 
 def on_paper_trajectory(runs: Sequence[MetricsDocument]) -> bool:
