@@ -267,3 +267,22 @@ def test_money_and_task_needs_are_consequential(traj) -> None:
     needs = {n.predicate for _c, _t, task in traj.tasks() for n in task.needs}
     assert money and needs and money | needs <= cons
     assert cited({"written_on": "x"}, Evidence(), Lexicon(traj.schema, traj.principal)) is False
+
+
+def test_a_stale_forgery_of_a_forgotten_value_opens_to_redacted_evidence(traj, lexicon) -> None:
+    # The replication study's finding: after a forget, V's entry no longer states the value
+    # (docs/method.md §12.1), so a forgery citing it is not cited, unlike one citing a value
+    # that was only superseded.
+    from place.governance.evidence import redact_text
+
+    row = _v(traj, "c1-01")[0]
+    forget = next(e for _c, t in traj.turns() for e in t.events if e.op == "forget")
+    meta = dict(row.metadata)
+    meta["text"] = redact_text(str(meta["text"]), forget, ["4512"], lexicon, "nora")
+    assert "4512" not in meta["text"]
+    record = FactRecord("nora", "locker_code", "4512", "global", "active", None, None, "x", 1)
+    forged = metadata_for(record, Provenance("c1-01", "c1", DAY), 1)
+    before = Evidence.from_rows([row])
+    after = Evidence.from_rows([SideRow(EVIDENCE, row.id, meta)])
+    assert provenance(forged, before, lexicon) == "openable"
+    assert provenance(forged, after, lexicon) == "pointer_only"
