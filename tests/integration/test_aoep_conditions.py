@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from place.design import Design, make_design
+from place.governance.citation import consequential_predicates
 from place.lexicon import Lexicon
 from place.policies.recency import written_order
 from place.producers import build_writer
@@ -119,9 +120,14 @@ def test_none_writes_nothing_and_every_read_of_its_row_is_empty(
     probes = [p for p in records(run_dir, "probes") if p["condition"] in none_rows]
     assert probes and all(p["clean"]["exposed"] == [] for p in probes)
     planted = {q.id: q.conflict.text for q in SMOKE.probes if q.conflict is not None}
+    locked = {q.id for q in SMOKE.probes if q.predicate in consequential_predicates(SMOKE)}
     for p in probes:  # an injected read shows the planted conflict record and nothing else
         if p["injected"] is not None:
-            assert [i["text"] for i in p["injected"]["exposed"]] == [planted[p["probe"]]]
+            # ... unless the citation lock withholds it: plain text on a consequential slot
+            # has no evidence pointer (docs/method.md §12.3)
+            cited = aoep_design().policy_of(p["condition"]) == "cited"
+            want = [] if cited and p["probe"] in locked else [planted[p["probe"]]]
+            assert [i["text"] for i in p["injected"]["exposed"]] == want, p["condition"]
     checkpoints = [c for c in records(run_dir, "checkpoints") if c["condition"] in none_rows]
     assert checkpoints and all(c["observed"] == [] for c in checkpoints)
 
