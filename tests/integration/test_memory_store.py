@@ -250,11 +250,16 @@ def test_read_only_view_exposes_no_writes(backend: Backend) -> None:
     view = read_only_view(store)
     assert isinstance(view, ReadOnlyStore)
     public = {a for a in dir(view) if not a.startswith("_")}
-    assert public == {"name", "principal", "scan", "search", "search_filtered"}
+    assert public == {"name", "principal", "scan", "search", "search_filtered", "side_rows"}
     for attr in public:
         assert not isinstance(getattr(view, attr), MemoryStore)
     assert len(view.search("Alice", 3)) == 3
     assert len(view.scan().points) == 4
+    # side rows are copies: a reader (the citation lock opening V) cannot change the store's
+    store.add_side_row("evidence", {"turn": "t1", "text": "Alice lives in Oslo."})
+    row = view.side_rows("evidence")[0]
+    row.metadata["text"] = "changed"  # type: ignore[index]  # reason: the test asserts it has no effect
+    assert store.side_rows("evidence")[0].metadata["text"] == "Alice lives in Oslo."
     with pytest.raises(AttributeError):
         view.search = lambda *a: []  # type: ignore[method-assign]  # reason: the test asserts it fails
     with pytest.raises(AttributeError):
