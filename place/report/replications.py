@@ -34,7 +34,7 @@ from place.design import Design
 from place.errors import PlaceError
 from place.mappings import flatten
 from place.metrics.catalog import replicated
-from place.report.metrics import MetricsDocument, load_metrics
+from place.report.metrics import OPTIONAL_GROUPS, MetricsDocument, load_metrics
 from place.report.plots import palette
 from place.report.tables import Table, fmt, to_csv, to_latex, to_markdown
 
@@ -191,6 +191,12 @@ def bootstrap_mean(values: Sequence[float], seed: int, resamples: int) -> tuple[
     return float(lo), float(hi)
 
 
+def _present(endpoints: dict[str, Any]) -> dict[str, Any]:
+    """A condition's endpoints without the groups its layout lacks (a /4 document has no
+    §12 groups: they read as None and are not endpoints of that run)."""
+    return {k: v for k, v in endpoints.items() if not (k in OPTIONAL_GROUPS and v is None)}
+
+
 def _number(x: Any) -> float | None:
     if x is None or isinstance(x, bool) or not isinstance(x, int | float):
         return None
@@ -253,7 +259,7 @@ def summarise(docs: Sequence[MetricsDocument]) -> pd.DataFrame:
     conditions = check_docs(docs)
     seed = docs[0].bootstrap.seed
     resamples = docs[0].bootstrap.resamples
-    flat = [{c: flatten(d.conditions[c].model_dump()) for c in conditions} for d in docs]
+    flat = [{c: flatten(_present(d.conditions[c].model_dump())) for c in conditions} for d in docs]
     quantities: list[tuple[str, str | None, str, list[float | None]]] = []
     for c in conditions:
         for name in _names(f[c] for f in flat):
