@@ -87,14 +87,12 @@ def is_eligible(item: Windowed, tau: Interpretation) -> bool:
 
 class PredicateReader(Protocol):
     """What E needs of β (`place.readback.Readback`): the facts of one predicate a record
-    holds, with their lifecycle, and every fact it holds, each with whether β yields it."""
+    holds, whatever their lifecycle, each with its lifecycle and whether β yields it."""
 
-    def predicate_facts(self, record: Any, predicate: str, day: dt.date) -> Iterable[Windowed]:
-        """β of `record` on `day`, restricted to `predicate` (what E is decided on)."""
-        ...
-
-    def held_facts(self, record: Any, day: dt.date) -> Iterable[tuple[Windowed, bool]]:
-        """Every fact the record holds, whatever its lifecycle, with whether β yields it."""
+    def held_predicate_facts(
+        self, record: Any, predicate: str, day: dt.date
+    ) -> Iterable[tuple[Windowed, bool]]:
+        """Every fact of `predicate` the record holds, with whether β yields it on `day`."""
         ...
 
     def visible_to(self, record: Any) -> tuple[str, ...]:
@@ -109,10 +107,9 @@ def admits(readback: PredicateReader, record: Any, tau: Interpretation, day: dt.
     answer model the ineligible value; docs/decisions.md, "Summaries under QASC")."""
     if tau.asker is not None and tau.asker not in readback.visible_to(record):
         return False  # visibility (docs/method.md §11): a record the asker may not see
-    facts = list(readback.predicate_facts(record, tau.predicate, day))
-    if not any(is_eligible(f, tau) for f in facts) or not all(is_eligible(f, tau) for f in facts):
-        return False
-    return not is_ineligible_exposure(readback, record, tau, day)
+    held = list(readback.held_predicate_facts(record, tau.predicate, day))
+    read = any(is_eligible(f, tau) for f, readable in held if readable)
+    return read and all(is_eligible(f, tau) for f, _readable in held)
 
 
 def is_ineligible_exposure(
@@ -121,8 +118,8 @@ def is_ineligible_exposure(
     """I(m): an exposed record holds a fact of the queried predicate that fails E (whatever
     its lifecycle: a superseded certified record still holds its fact)."""
     return any(
-        f.predicate == tau.predicate and not is_eligible(f, tau)
-        for f, _readable in readback.held_facts(record, day)
+        not is_eligible(f, tau)
+        for f, _readable in readback.held_predicate_facts(record, tau.predicate, day)
     )
 
 

@@ -200,17 +200,19 @@ class Readback:
         """S^phys = β(X, day)."""
         return frozenset(rf.fact for r in records for rf in self.read_record(r, day))
 
-    def predicate_facts(
+    def held_predicate_facts(
         self, record: StoredRecord, predicate: str, day: dt.date
-    ) -> tuple[ReadFact, ...]:
-        """β of `record` on `day`, restricted to one predicate: what E is decided on
+    ) -> tuple[tuple[ReadFact, bool], ...]:
+        """`held_facts` restricted to one predicate: what E is decided on
         (place.eligibility.admits). A plain record is read for just that predicate (β per
         predicate is the cost) and counts as active with an open window."""
         meta = record.metadata or {}
         if is_certified(meta) or is_derived(meta):
-            return tuple(f for f in self.read_record(record, day) if f.predicate == predicate)
+            return tuple(
+                (f, r) for f, r in self.held_facts(record, day) if f.predicate == predicate
+            )
         return tuple(
-            ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False)
+            (ReadFact(f.entity, f.predicate, f.value, f.scope, "active", None, None, False), True)
             for f in sorted(self._plain_facts(record.text, meta, predicate))
         )
 
