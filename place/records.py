@@ -156,6 +156,11 @@ class CheckpointRecord(_Record):
     """Post-update: what the turn's governance events did to Γ*."""
 
 
+ProvenanceClass = Literal["openable", "pointer_only", "orphaned"]
+"""The provenance audit's classes (docs/method.md §12.4), in the order they are reported."""
+PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = ("openable", "pointer_only", "orphaned")
+
+
 class ReadFactRecord(BaseModel):
     """A fact β read from an exposed item, with the lifecycle the item carries."""
 
@@ -195,7 +200,7 @@ class ExposedRecord(BaseModel):
     pointer: str | None = None
     """Its evidence pointer (docs/method.md §12): a certified record's `source_turn`, a
     derived summary's sources joined by commas; None for a plain record."""
-    provenance: Literal["openable", "pointer_only", "orphaned"] = "orphaned"
+    provenance: ProvenanceClass = "orphaned"
     """The provenance audit's class: the pointer opens to a V entry that supports the record
     (openable), a pointer that does not (pointer_only), no pointer (orphaned)."""
 
@@ -219,7 +224,7 @@ class AuditItemRecord(BaseModel):
     id: str
     pointer: str | None
     """As `ExposedRecord.pointer`."""
-    provenance: Literal["openable", "pointer_only", "orphaned"]
+    provenance: ProvenanceClass
     """As `ExposedRecord.provenance`."""
 
 

@@ -35,13 +35,12 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from place.eligibility import expired
 from place.generate.design import fail
 from place.generate.governance import is_story_turn
 from place.generate.turns import Writer
 from place.lexicon import Lexicon
 from place.reference.replay import Reference, replay
-from place.reference.validate import FORGED_K_BOUND
+from place.reference.validate import FORGED_K_BOUND, state_at_probe
 from place.trajectory.model import FORGED_KINDS, Fact, ForgedKind, Probe, Trajectory, Turn
 
 PROBE_PREFIX = "pf"
@@ -193,17 +192,8 @@ class _Forging:
         (`place.reference.validate`): the live records of the last checkpoint at or before
         the turn whose window has not ended by that date."""
         if probe.id not in self._states:
-            self._states[probe.id] = self._replayed_state(probe)
+            self._states[probe.id] = state_at_probe(self.traj, self.ref, probe)
         return self._states[probe.id]
-
-    def _replayed_state(self, probe: Probe) -> frozenset[Fact]:
-        traj = self.traj
-        at = traj.position(probe.after)
-        day = traj.conversation_of(probe.after).date
-        before = [c for c in self.ref.checkpoints if traj.position(c.turn) <= at]
-        if not before:
-            return frozenset()
-        return frozenset(r.fact for r in before[-1].live if not expired(r.valid_until, day))
 
 
 def _question(w: Writer, probe: Probe, probes: Iterable[Probe], made: list[ForgedProbe]) -> str:

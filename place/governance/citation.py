@@ -16,25 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from place.governance.evidence import EVIDENCE
 from place.governance.summaries import SOURCES
 from place.lexicon import Lexicon
 from place.memory.tables import SideRow
 from place.readback import DERIVED_FACTS, is_certified, is_derived
+from place.records import ProvenanceClass
 from place.trajectory.model import Fact, Trajectory
 
 POINTER = "source_turn"
 """A certified record's pointer into V: the turn its event came in."""
 TRUSTED = "trusted"
-
-ProvenanceClass = Literal["openable", "pointer_only", "orphaned"]
-PROVENANCE_CLASSES: tuple[ProvenanceClass, ...] = ("openable", "pointer_only", "orphaned")
-
-
-class EvidenceReader(Protocol):
-    def side_rows(self, table: str) -> tuple[SideRow, ...]: ...
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Literal
 from place.design import Design
 from place.metrics import citation as cit
 from place.metrics import endpoints as ep
-from place.records import RunRecords
+from place.records import PROVENANCE_CLASSES, ProvenanceClass, RunRecords
 from place.registry import Registry
 from place.trajectory.model import FORGED_KINDS
 
@@ -274,7 +274,7 @@ GROUP_DOCS.update(
 )
 
 
-def _declare_audit(where: Literal["store", "exposed"], which: cit.AuditClass) -> None:
+def _declare_audit(where: Literal["store", "exposed"], which: ProvenanceClass) -> None:
     label = which.replace("_", "-")
     source = (
         "the producer's stored records at the end"
@@ -314,7 +314,7 @@ def _declare_audit_n(where: Literal["store", "exposed"]) -> None:
 
 
 for _where in ("store", "exposed"):
-    for _which in cit.AUDIT_CLASSES:
+    for _which in PROVENANCE_CLASSES:
         _declare_audit(_where, _which)
     _declare_audit_n(_where)
 

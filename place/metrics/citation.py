@@ -14,14 +14,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
 
 from place.design import Design
 from place.lexicon import gold_outcome
-from place.records import ExposedRecord, ProbeRead, ProbeRecord, RunRecords
-
-AuditClass = Literal["openable", "pointer_only", "orphaned"]
-AUDIT_CLASSES: tuple[AuditClass, ...] = ("openable", "pointer_only", "orphaned")
+from place.records import ExposedRecord, ProbeRead, ProbeRecord, ProvenanceClass, RunRecords
 
 
 def _share(hits: int, n: int) -> float | None:
@@ -42,17 +38,17 @@ def reads(records: RunRecords, condition: str) -> Iterator[tuple[list[ExposedRec
                 yield r.exposed, r.hearsay
 
 
-def store_audit(records: RunRecords, condition: str, design: Design) -> list[AuditClass]:
+def store_audit(records: RunRecords, condition: str, design: Design) -> list[ProvenanceClass]:
     """The classes of the condition's producer's stored records at the end."""
     producer = design.producer_of(condition)
     return [i.provenance for a in records.audits if a.producer == producer for i in a.items]
 
 
-def exposed_audit(records: RunRecords, condition: str) -> list[AuditClass]:
+def exposed_audit(records: RunRecords, condition: str) -> list[ProvenanceClass]:
     return [e.provenance for exposed, _h in reads(records, condition) for e in exposed]
 
 
-def audit_share(classes: list[AuditClass], which: AuditClass) -> float | None:
+def audit_share(classes: list[ProvenanceClass], which: ProvenanceClass) -> float | None:
     return _share(sum(c == which for c in classes), len(classes))
 
 

@@ -146,7 +146,7 @@ def _forged_problems(trajectory: Trajectory, ref: Reference) -> list[Problem]:
                     f"turn {pointer} has no 'assert' or 'correct' event of {shown}; a forgery "
                     "of kind 'stale' points at a user turn whose events asserted the forged fact"
                 )
-        if forged.kind == "stale" and fact in _state_at_probe(trajectory, ref, probe):
+        if forged.kind == "stale" and fact in state_at_probe(trajectory, ref, probe):
             found.append(
                 f"{shown} is still in the reference state S* after turn {probe.after}; a "
                 "forgery of kind 'stale' cites a fact that is no longer in S* at the probe"
@@ -163,7 +163,7 @@ def _asserts(events: Iterable[Event], fact: Fact) -> bool:
     )
 
 
-def _state_at_probe(trajectory: Trajectory, ref: Reference, probe: Probe) -> frozenset[Fact]:
+def state_at_probe(trajectory: Trajectory, ref: Reference, probe: Probe) -> frozenset[Fact]:
     """S* after the probe's turn, at its conversation's date: the live records of the last
     checkpoint at or before that turn (no event changes them in between) whose window has
     not ended by the probe's date."""

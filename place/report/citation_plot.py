@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
+from place.records import PROVENANCE_CLASSES, ProvenanceClass
 from place.trajectory.model import FORGED_KINDS
 
 if TYPE_CHECKING:
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
 
     from place.report.metrics import MetricsDocument
 
-CLASSES = (("openable", "0.25"), ("pointer_only", "0.6"), ("orphaned", "0.88"))
-"""Audit classes in stacking order, each with its grey."""
+GREYS: dict[ProvenanceClass, str] = {"openable": "0.25", "pointer_only": "0.6", "orphaned": "0.88"}
+"""Each audit class's grey; they stack in `PROVENANCE_CLASSES` order."""
 
 
 def has_forged(metrics: MetricsDocument) -> bool:
@@ -56,7 +57,8 @@ def citation_figure(metrics: MetricsDocument, colors: dict[str, str]) -> Figure:
             right.annotate("nothing exposed", (0.01, i), va="center", fontsize=7, color="0.4")
             continue
         start = 0.0
-        for which, grey in CLASSES:
+        for which in PROVENANCE_CLASSES:
+            grey = GREYS[which]
             share = card.value(f"provenance.exposed_{which}") or 0.0
             right.barh(i, share, left=start, color=grey, edgecolor="k", lw=0.3)
             start += share
@@ -66,7 +68,10 @@ def citation_figure(metrics: MetricsDocument, colors: dict[str, str]) -> Figure:
     right.set_xlabel("share of exposed occurrences")
     right.set_title("Provenance audit of what each condition exposed", fontsize=9)
     right.legend(
-        handles=[Patch(facecolor=g, edgecolor="k", label=w.replace("_", "-")) for w, g in CLASSES],
+        handles=[
+            Patch(facecolor=GREYS[w], edgecolor="k", label=w.replace("_", "-"))
+            for w in PROVENANCE_CLASSES
+        ],
         fontsize=7,
         loc="lower right",
     )

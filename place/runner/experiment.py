@@ -713,7 +713,6 @@ class Experiment:
             )
         return out
 
-
     def _evaluated(
         self, store: Any, tau: Interpretation, day: dt.date
     ) -> tuple[frozenset[Fact], frozenset[Fact]]:
