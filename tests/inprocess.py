@@ -86,7 +86,7 @@ def run_inprocess(
     from place.reference.replay import replay
     from place.report.report import write_report
     from place.runner.journal import Journal
-    from place.runner.wiring import build_experiment, run_header
+    from place.runner.wiring import build_experiment, core_of, run_header
 
     cfg = compose(design, overrides, concurrency)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -105,6 +105,7 @@ def run_inprocess(
         trajectory_header
         or {"id": trajectory.id, "sha256": trajectory.sha256, "path": "trajectory.yaml"},
         {"name": "scripted-fake", "runtime": "fake", "identity": "fake"},
+        core_of(cfg, trajectory, experiment.design),
     )
     manifest = {
         "status": "complete",

@@ -79,12 +79,18 @@ class EvidenceLog:
         """Learn the entries a store holds (a restart or a resumed run)."""
         self.ids = {str(r.metadata["turn"]): r.id for r in rows}
 
-    def record(self, turn: Turn, speaker: str | None, day: dt.date) -> str | None:
+    def record(
+        self, turn: Turn, speaker: str | None, day: dt.date, conversation: str | None = None
+    ) -> str | None:
         """Append the turn's entry; a redelivery, or a turn already logged (a resumed, partial
-        step), adds nothing (None)."""
+        step), adds nothing (None). `conversation`, when given, is kept too (SSGM's
+        reconciliation rebuilds records, and their provenance, from V alone)."""
         if turn.redelivers is not None or turn.id in self.ids:
             return None
-        self.ids[turn.id] = self.store.add_side_row(EVIDENCE, entry(turn, speaker, day))
+        row = entry(turn, speaker, day)
+        if conversation is not None:
+            row["conversation"] = conversation
+        self.ids[turn.id] = self.store.add_side_row(EVIDENCE, row)
         return self.ids[turn.id]
 
     def redact(

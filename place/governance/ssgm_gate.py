@@ -5,17 +5,18 @@ events (applied by CSS's transition rules), a tool turn proposes one untrusted `
 fact β reads from it. The gate protects core memory: a proposal that asserts a value on a
 one-valued slot of a core predicate, where core memory holds another value, contradicts it
 and is rejected, unless it is the user's own correction. Retractions and forgets are never
-gated. The producer that uses these (`ssgm`, issue #29) is not built yet.
+gated. The `ssgm` producer and `place drift` use them through
+place.governance.ssgm_memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from place.lexicon import Lexicon
-from place.trajectory.model import Event, Fact, Schema, Slot, Turn
+from place.trajectory.model import Event, Fact, Schema, Slot
 
 Source = Literal["user", "tool"]
 
@@ -33,7 +34,21 @@ class Proposal:
         return self.source == "user"
 
 
-def proposals(turn: Turn, lexicon: Lexicon, schema: Schema) -> list[Proposal]:
+class Said(Protocol):
+    """A delivered turn as proposals read it: a trajectory `Turn`, or a V entry replayed
+    (place.governance.ssgm_memory.Observed)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def events(self) -> Sequence[Event]: ...
+
+
+def proposals(turn: Said, lexicon: Lexicon, schema: Schema) -> list[Proposal]:
     """ΔM_t of one turn: a user turn's events; for a tool turn, one `assert` per fact β
     reads from it, except on a one-valued slot from which it reads two values (it proposes
     nothing there). Assistant turns propose nothing."""

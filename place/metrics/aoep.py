@@ -20,7 +20,7 @@ are never blended. `aoep_pilot` puts the conditions of AOEP-v0's pilot systems s
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -679,10 +679,42 @@ def _tally(items: list[Item], verdict: str) -> dict[str, Any]:
     }
 
 
-def scorecard(records: RunRecords, design: Design = PAPER) -> dict[str, dict]:
+def core_tallies(
+    items: list[Item], records: RunRecords, core: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """docs/method.md §13's two sub-tallies of existing items, outside the totals:
+    `plasticity`, the transition items on slots of core predicates, and `stability`, the
+    promotion items of core predicates. An item's predicate: its transition's slot (from the
+    world-a post-update checkpoints), a promotion item's `predicate=value` id."""
+    predicate_of = {
+        t.event: t.slot[1]
+        for c in records.checkpoints
+        if c.world == "a" and c.checkpoint == "post-update"
+        for t in c.transitions
+    }
+    wanted = set(core)
+
+    def tally(kind: str, predicate: Callable[[Item], str | None]) -> dict[str, Any]:
+        mine = [i for i in items if i.kind == kind and predicate(i) in wanted]
+        return {
+            "passed": sum(i.passed for i in mine),
+            "total": len(mine),
+            "failed": [i.item for i in mine if not i.passed],
+        }
+
+    return {
+        "plasticity": tally("transition", lambda i: predicate_of.get(i.item)),
+        "stability": tally("promotion", lambda i: i.item.split("=", 1)[0]),
+    }
+
+
+def scorecard(
+    records: RunRecords, design: Design = PAPER, core: Sequence[str] | None = None
+) -> dict[str, dict]:
     """metrics.json `aoep`: per condition, passed/total per kind and per family, and the
     item ids of every failure; beside them the `model_independent` tally (without `conflict`
-    and without deletion's answer clause) and the `answer_dependent` one (those alone)."""
+    and without deletion's answer clause) and the `answer_dependent` one (those alone). With
+    `core` (a run whose design has `ssgm`), the `core` sub-tallies too (`core_tallies`)."""
     items = scorecard_items(records, design)
     out: dict[str, dict] = {}
     for name in design.names:
@@ -710,6 +742,8 @@ def scorecard(records: RunRecords, design: Design = PAPER) -> dict[str, dict]:
                 family: _tally([i for i in mine if i.family == single], verdict)
                 for family, single in (("obligations", "obligation"), ("invariants", "invariant"))
             }
+        if core is not None:
+            doc["core"] = core_tallies(mine, records, core)
         out[name] = doc
     return out
 

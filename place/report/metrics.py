@@ -333,7 +333,7 @@ def compute_metrics(
     ).items():
         effects[name] = _pair(e)
     fact = ep.factorization(records.checkpoints, design)
-    card = scorecard(records, design)
+    card = scorecard(records, design, header.get("core"))
     tasks = task_counts(records, design)
     pilot = pilot_table(card, design)
     return MetricsDocument(

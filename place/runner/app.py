@@ -367,6 +367,7 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
     from place.runner.wiring import (
         build_experiment,
         component_params,
+        core_of,
         design_of,
         recorded_params,
         run_header,
@@ -397,6 +398,7 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
                 "runtime": cfg.model.runtime,
                 "identity": stack.identity.identity,
             },
+            core_of(cfg, trajectory, design),
         )
         seeds = {
             "bootstrap": int(cfg.seeds.bootstrap),

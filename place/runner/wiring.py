@@ -111,19 +111,32 @@ def counts(trajectory: Trajectory, reference: Reference) -> dict[str, int]:
     }
 
 
+def core_of(cfg: Any, trajectory: Trajectory, design: Design) -> list[str] | None:
+    """The predicates SSGM's write gate protects in this run (docs/method.md §13), for the
+    `core` sub-tallies of the scorecard: only a design with the `ssgm` producer has them."""
+    from place.governance.ssgm_gate import core_predicates
+
+    if "ssgm" not in design.producers:
+        return None
+    core = str(component_params(cfg, design).get("ssgm", {}).get("core", "schema"))
+    return sorted(core_predicates(trajectory.schema, "all" if core == "all" else None))
+
+
 def run_header(
     trajectory: Trajectory,
     reference: Reference,
     design: Design,
     trajectory_doc: dict[str, Any],
     model_doc: dict[str, Any],
+    core: list[str] | None = None,
 ) -> dict[str, Any]:
     """The manifest header every report reads: trajectory, model, counts, conversations and
-    the design."""
+    the design; with `ssgm` in the design, the core predicates (`core_of`)."""
     return {
         "trajectory": trajectory_doc,
         "model": model_doc,
         "counts": counts(trajectory, reference),
         "conversation_ids": [c.id for c in trajectory.conversations],
         "design": design.to_json(),
+        **({} if core is None else {"core": core}),
     }
