@@ -207,6 +207,47 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stability(args: argparse.Namespace) -> int:
+    """SSGM's stability-plasticity figure over several runs (docs/method.md §13)."""
+    import json
+    from pathlib import Path
+
+    from place.report.core_plot import CorePoint, core_figure, core_points
+    from place.report.metrics import load_metrics
+    from place.report.plots import _save
+
+    points: list[CorePoint] = []
+    for raw in args.run_dirs:
+        run_dir = Path(raw)
+        manifest_path = run_dir / "manifest.json"
+        if not manifest_path.is_file():
+            raise PlaceError(f"{run_dir}: not a run directory (no manifest.json)")
+        metrics = load_metrics(run_dir / "metrics.json")
+        parameters = json.loads(manifest_path.read_text(encoding="utf-8")).get("parameters", {})
+        ssgm = parameters.get("ssgm", {})
+        if not ssgm:
+            raise PlaceError(
+                f"{run_dir}: its design has no ssgm producer, so no core tallies; allowed: "
+                "runs of design=ssgm (or any design with ssgm)"
+            )
+        suffix = " (gate on)" if ssgm.get("gate", True) else " (gate off)"
+        conditions = [list(c) for c in (metrics.design or {}).get("conditions", [])]
+        for p in core_points(metrics.aoep or {}, conditions):
+            label = p.label + suffix if p.label.startswith("SSGM") else p.label
+            if all(q.label != label for q in points):
+                points.append(CorePoint(label, p.plasticity, p.stability))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _save(core_figure(points, "Stability and plasticity of core memory"), out)
+    for p in points:
+        print(
+            f"{p.label}: plasticity {p.plasticity[0]}/{p.plasticity[1]}, "
+            f"stability {p.stability[0]}/{p.stability[1]}"
+        )
+    print(f"wrote {out}")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -306,6 +347,15 @@ def _build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
+        "stability",
+        help="SSGM's stability-plasticity figure (core tallies) over runs with ssgm, e.g. "
+        "gate on and gate off (docs/method.md §13)",
+    )
+    p.add_argument("run_dirs", nargs="+", metavar="DIR")
+    p.add_argument("--out", default="core.png", help="the PNG to write (default: core.png)")
+    p.set_defaults(func=cmd_stability)
+
+    p = sub.add_parser(
         "compare",
         help="one table per model scale from several runs; with --replications: a replication "
         "study (one design on N trajectories, docs/replications.md)",
@@ -330,6 +380,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "mean, 95 %% trajectory-bootstrap interval and spread of every endpoint and effect",
     )
     p.set_defaults(func=cmd_compare)
+
+    from place.drift.cli import add_parser as add_drift_parser
+
+    add_drift_parser(sub)
     return parser
 
 

@@ -673,9 +673,13 @@ def _part(items: list[Item], at: int) -> dict[str, Any]:
 
 
 def aoep(
-    records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
+    records: dict[str, list[dict[str, Any]]],
+    c: str,
+    producer_of: dict[str, str],
+    core: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The AOEP scorecard of condition c (docs/records.md, "AOEP scorecard")."""
+    """The AOEP scorecard of condition c (docs/records.md, "AOEP scorecard"); with the
+    header's `core` predicates, the §13 sub-tallies too."""
     items = aoep_items(records, c, producer_of)
     doc: dict[str, Any] = {}
     for family, kinds in (("obligations", OBLIGATIONS), ("invariants", INVARIANTS)):
@@ -684,6 +688,28 @@ def aoep(
         doc[part] = {
             family: _part([i for i in items if i[0] in kinds], at)
             for family, kinds in (("obligations", OBLIGATIONS), ("invariants", INVARIANTS))
+        }
+    if core is not None:
+        # plasticity: transition items whose event's slot (on the world-a post-update
+        # checkpoints) is of a core predicate; stability: promotion items `predicate=value`
+        slot_of = {
+            t["event"]: t["slot"]
+            for x in records["checkpoints"]
+            if x["condition"] == c and x["world"] == "a" and x["checkpoint"] == "post-update"
+            for t in x["transitions"]
+        }
+
+        def sub(kind: str, predicate_of: Any) -> dict[str, Any]:
+            mine = [i for i in items if i[0] == kind and predicate_of(i[1]) in core]
+            return {
+                "passed": sum(passes(i) for i in mine),
+                "total": len(mine),
+                "failed": [i[1] for i in mine if not passes(i)],
+            }
+
+        doc["core"] = {
+            "plasticity": sub("transition", lambda e: (slot_of.get(e) or [None, None])[1]),
+            "stability": sub("promotion", lambda v: v.split("=", 1)[0]),
         }
     return doc
 
@@ -912,6 +938,53 @@ def effects(records, design, convs, seed, R) -> dict[str, Any]:
     return out
 
 
+def bounded(records: dict[str, list[dict[str, Any]]], design: dict[str, Any]) -> dict | None:
+    """`bounded` (docs/records.md): per condition whose producer appended `op: bounded` entries
+    to its world-a steps, the row's budget figures and deletion rows, each row accurate when
+    `done` exactly when the harness's `after` check found no residue, and `retained` only
+    with residue, all of it in retained classes."""
+    out: dict[str, Any] = {}
+    for name, producer, _policy in design["conditions"]:
+        ops = [
+            op
+            for s in records["steps"]
+            if s["producer"] == producer and s["world"] == "a"
+            for op in s["operations"]
+            if op.get("op") == "bounded"
+        ]
+        if not ops:
+            continue
+        harness = {
+            f["event"]: f
+            for f in records["forgets"]
+            if f["producer"] == producer and f["check"] == "after"
+        }
+        retained = {c for op in ops for c in op.get("retain") or []}
+        counts = {"done": 0, "pending": 0, "retained": 0}
+        right = 0
+        rows = [row for op in ops for row in op.get("deletions") or []]
+        for row in rows:
+            counts[row["status"]] += 1
+            f = harness.get(row["event"])
+            if f is None:
+                continue
+            places = {w for entry in f["where"] for w in entry.split("+")}
+            ok = (row["status"] == "done") == (not f["residue"])
+            if row["status"] == "retained":
+                ok = ok and bool(f["residue"]) and places <= retained
+            right += ok
+        out[name] = {
+            "budget_state": ops[-1].get("budget_state"),
+            "max_state": max(op["state"] for op in ops),
+            "over_budget": sum(1 for op in ops if op["over_budget"]),
+            "folds": sum(len(op["folds"]) for op in ops),
+            "versions": sum(len(op["versions"]) for op in ops),
+            "rebuild_checks": sum(op["rebuild_checks"] for op in ops),
+            "deletion": {**counts, "total": len(rows), "accurate": right},
+        }
+    return out or None
+
+
 def recompute(run_dir: Path) -> dict[str, Any]:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     records = {
@@ -939,12 +1012,15 @@ def recompute(run_dir: Path) -> dict[str, Any]:
     doc["conditions"] = {c: condition_figures(records, c, producer_of) for c in names}
     doc["effects"] = effects(records, design, header["conversation_ids"], seed, resamples)
     doc["factorization"] = factorization(records["checkpoints"], rows)
-    doc["aoep"] = {c: aoep(records, c, producer_of) for c in names}
+    doc["aoep"] = {c: aoep(records, c, producer_of, header.get("core")) for c in names}
     tasks = task_counts(records["tasks"], names)
     if tasks is not None:
         doc["tasks"] = tasks
     table = pilot(doc["aoep"], design)
     if table is not None:
         doc["aoep_pilot"] = table
+    budgets = bounded(records, design)
+    if budgets is not None:
+        doc["bounded"] = budgets
     doc["bootstrap"] = {"seed": seed, "resamples": resamples}
     return doc

@@ -29,6 +29,7 @@ from place.design import PAPER_NAMES, Design
 from place.metrics import endpoints as ep
 from place.records import RunRecords
 from place.report.citation_plot import citation_figure, has_forged
+from place.report.core_plot import core_figure, core_points
 from place.report.metrics import MetricsDocument, PairEffect
 from place.report.tables import pilot_values
 from place.trajectory.model import FAMILIES
@@ -701,8 +702,9 @@ def aoep_pilot_plot(
 
 
 def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) -> list[Path]:
-    """The run's PNGs; `aoep_pilot.png` only when metrics.json has the pilot table, and
-    `citation.png` only when the run had forged probes."""
+    """The run's PNGs; `aoep_pilot.png` only when metrics.json has the pilot table,
+    `citation.png` only when the run had forged probes, and `core.png` only when its design
+    has `ssgm` (the scorecard's `core` tallies, docs/method.md §13)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [
         out_dir / "state_correctness.png",
@@ -722,4 +724,16 @@ def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) ->
     if has_forged(metrics):
         paths.append(out_dir / "citation.png")
         _save(citation_figure(metrics, palette(conditions, design)), paths[-1])
+    points = core_points(
+        metrics.aoep or {},
+        [[c.name, c.producer, c.policy] for c in Design.from_json(metrics.design).conditions],
+    )
+    if points:
+        paths.append(out_dir / "core.png")
+        _save(
+            core_figure(
+                points, f"Stability and plasticity of core memory: {metrics.trajectory['id']}"
+            ),
+            paths[-1],
+        )
     return paths
