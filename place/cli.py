@@ -220,17 +220,25 @@ def cmd_stability(args: argparse.Namespace) -> int:
     for raw in args.run_dirs:
         run_dir = Path(raw)
         manifest_path = run_dir / "manifest.json"
-        if not manifest_path.is_file():
-            raise PlaceError(f"{run_dir}: not a run directory (no manifest.json)")
+        for need in (manifest_path, run_dir / "metrics.json"):
+            if not need.is_file():
+                raise PlaceError(
+                    f"{run_dir}: not a reported run directory (no {need.name}); allowed: the "
+                    "directory of a `place run` with ssgm in its design"
+                )
         metrics = load_metrics(run_dir / "metrics.json")
-        parameters = json.loads(manifest_path.read_text(encoding="utf-8")).get("parameters", {})
-        ssgm = parameters.get("ssgm", {})
-        if not ssgm:
+        if "ssgm" not in (metrics.design or {}).get("producers", []):
             raise PlaceError(
                 f"{run_dir}: its design has no ssgm producer, so no core tallies; allowed: "
                 "runs of design=ssgm (or any design with ssgm)"
             )
-        suffix = " (gate on)" if ssgm.get("gate", True) else " (gate off)"
+        parameters = json.loads(manifest_path.read_text(encoding="utf-8")).get("parameters")
+        if not parameters or "ssgm" not in parameters:
+            raise PlaceError(
+                f"{manifest_path}: records no parameters of ssgm (written by an older place); "
+                "re-run it with this one"
+            )
+        suffix = " (gate on)" if parameters["ssgm"]["gate"] else " (gate off)"
         conditions = [list(c) for c in (metrics.design or {}).get("conditions", [])]
         for p in core_points(metrics.aoep or {}, conditions):
             label = p.label + suffix if p.label.startswith("SSGM") else p.label

@@ -86,7 +86,13 @@ def run_inprocess(
     from place.reference.replay import replay
     from place.report.report import write_report
     from place.runner.journal import Journal
-    from place.runner.wiring import build_experiment, core_of, run_header
+    from place.runner.wiring import (
+        build_experiment,
+        component_params,
+        core_of,
+        recorded_params,
+        run_header,
+    )
 
     cfg = compose(design, overrides, concurrency)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -111,6 +117,9 @@ def run_inprocess(
         "status": "complete",
         "header": header,
         "seeds": {"bootstrap": seeds[0], "resamples": seeds[1]},
+        "parameters": recorded_params(
+            experiment.design, component_params(cfg, experiment.design)
+        ),
     }
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     return write_report(run_dir, plots=plots).to_json()  # metrics.json as written

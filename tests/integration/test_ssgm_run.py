@@ -121,3 +121,28 @@ def test_redaction_is_what_makes_a_forget_pass(runs) -> None:
 def test_every_figure_is_recomputed_from_the_records(runs) -> None:
     for run_dir, metrics in runs.values():
         assert recompute(run_dir) == metrics
+
+
+def test_place_stability_draws_gate_on_gate_off_and_css(runs, tmp_path, capsys) -> None:
+    from place.cli import main
+
+    out = tmp_path / "core.png"
+    code = main(["stability", str(runs["every"][0]), str(runs["no-gate"][0]), "--out", str(out)])
+    printed = capsys.readouterr().out.splitlines()
+    assert code == 0 and out.stat().st_size > 0
+    assert printed[:3] == [
+        "SSGM (gate on): plasticity 0/1, stability 1/1",
+        "CSS: plasticity 1/1, stability 1/1",
+        "SSGM (gate off): plasticity 1/1, stability 0/1",
+    ]
+
+
+def test_place_stability_refuses_a_run_without_ssgm(tmp_path, capsys) -> None:
+    from place.cli import main
+
+    run_dir = tmp_path / "paper"
+    run_dir.mkdir()
+    (run_dir / "manifest.json").write_text("{}")
+    assert main(["stability", str(run_dir), "--out", str(tmp_path / "x.png")]) == 2
+    assert "metrics.json" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
