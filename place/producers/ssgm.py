@@ -24,6 +24,7 @@ from annotated_types import Ge
 
 from place.eligibility import ELIGIBILITY_KEY, eligibility_key
 from place.governance.certifier import (
+    TRUST,
     CertificationError,
     Provenance,
     metadata_for,
@@ -37,6 +38,7 @@ from place.governance.ssgm_memory import (
     UNTRUSTED,
     Observation,
     Observed,
+    Origin,
     SSGMMemory,
     log_of,
 )
@@ -63,10 +65,7 @@ class SSGMParams:
     core: Annotated[
         str,
         OneOf("schema", "all"),
-        Doc(
-            "ssgm: the predicates the write gate protects: those the schema marks `core`, "
-            "or all."
-        ),
+        Doc("ssgm: the predicates the write gate protects: those the schema marks `core`, or all."),
     ] = "schema"
     gate: Annotated[
         bool, Doc("ssgm: reject proposals that contradict core memory (false: gate off).")
@@ -113,6 +112,15 @@ def _stored_key(meta: Any) -> tuple[Any, ...]:
             "valid_until",
         )
     )
+
+
+def _stored_origin(meta: Any) -> tuple[Any, ...]:
+    return (meta.get("source_turn"), meta.get("speaker"), meta.get("trust"))
+
+
+def _origin_key(origin: Origin) -> tuple[Any, ...]:
+    """What a record's metadata says of its origin (`_add` writes it)."""
+    return (origin.turn, origin.speaker, UNTRUSTED if origin.trust == UNTRUSTED else TRUST)
 
 
 def _proposal(p: Proposal) -> dict[str, Any]:
@@ -185,9 +193,7 @@ class SSGMWriter:
 
     def _realize(self, seen: Observation, counter: RecordCounter) -> list[dict[str, Any]]:
         ops = [_proposal(p) for p in seen.rejected]
-        ops += [
-            {"op": "skipped", "event_id": p.event.id, "why": why} for p, why in seen.skipped
-        ]
+        ops += [{"op": "skipped", "event_id": p.event.id, "why": why} for p, why in seen.skipped]
         for transition in seen.transitions:
             ops.append(self._apply(transition, counter))
         return ops
@@ -228,9 +234,7 @@ class SSGMWriter:
         )
         # No Γ: a record is its speaker's, visible to its speaker (private until shared,
         # and SSGM has no shares).
-        visibility = visibility_metadata(
-            (origin.speaker, (origin.speaker,)), self.store.principal
-        )
+        visibility = visibility_metadata((origin.speaker, (origin.speaker,)), self.store.principal)
         meta = metadata_for(record, provenance, counter.take(), visibility)
         if origin.trust == UNTRUSTED:
             meta["trust"] = UNTRUSTED
@@ -240,28 +244,32 @@ class SSGMWriter:
     # -- reconciliation ----------------------------------------------------------------
 
     def reconcile(self, day: dt.date, counter: RecordCounter) -> dict[str, Any]:
-        """R: M' from V replayed through proposals and the gate; the store then holds M'.
-        Records M' holds exactly as M did (same event, lifecycle, window and origin) stay
-        where they are; every other record of M is removed (point and history) and every
-        other record of M' written: the same store as removing M and writing M', without
-        re-embedding what did not change (docs/decisions.md)."""
+        """R: M' from V replayed through proposals and the gate; the store then holds M'."""
         log = log_of([r.metadata for r in self.store.side_rows(EVIDENCE)], self.store.principal)
         fresh, _seen = self.memory.replay(log)
-        old = {_key(r): r for r in self.memory.records()}
-        new = {_key(r): r for r in fresh.records()}
-
-        def same(key: tuple[Any, ...]) -> bool:
-            return key in old and key in new and (
-                self.memory.origins.get(old[key].event_id) == fresh.origins.get(new[key].event_id)
-            )
-
-        gone = [self.memory_ids.pop(old[k].event_id) for k in old if not same(k)]
-        if gone:
-            self.store.remove(gone)
-        self.memory = fresh
-        added = [self._add(new[k], counter) for k in new if not same(k)]
+        gone, added = self._hold(fresh, counter)
         self.verify(day, None)
         return {"event_id": None, "op": "reconcile", "removed": gone, "added": added}
+
+    def _hold(self, target: SSGMMemory, counter: RecordCounter) -> tuple[list[str], list[str]]:
+        """Make the store hold exactly `target`'s records. A stored record that `target`
+        holds identically (same event, lifecycle, window and origin) stays where it is;
+        every other stored record is removed (point and history) and every other record of
+        `target` written: the same store as removing everything and writing `target`,
+        without re-embedding what did not change (docs/decisions.md). Returns the memory
+        ids removed and added."""
+        have = {
+            _stored_key(p.metadata) + _stored_origin(p.metadata): p.id
+            for p in self.store.scan().points
+        }
+        want = {_key(r) + _origin_key(target.origins[r.event_id]): r for r in target.records()}
+        gone = [point for key, point in have.items() if key not in want]
+        if gone:
+            self.store.remove(gone)
+        self.memory = target
+        self.memory_ids = {want[k].event_id: point for k, point in have.items() if k in want}
+        added = [self._add(r, counter) for k, r in want.items() if k not in have]
+        return gone, added
 
     # -- verification --------------------------------------------------------------------
 
@@ -303,14 +311,18 @@ class SSGMWriter:
         return twin
 
     def resume(self, done: Sequence[tuple[Sequence[Turn], Conversation]]) -> None:
-        """M is what V replays to (without corruption, R changes nothing): rebuild it from V,
-        learn the store's memory ids, and check the store holds it."""
-        self.evidence.adopt(self.store.side_rows(EVIDENCE))
-        log = log_of([r.metadata for r in self.store.side_rows(EVIDENCE)], self.store.principal)
-        self.memory, _seen = self.memory.replay(log)
-        self.memory_ids = {
-            str(p.metadata["event_id"]): p.id for p in self.store.scan().points
-        }
+        """M is what the completed steps' part of V replays to (without corruption, R
+        changes nothing); the store is then made to hold it: a step interrupted after it
+        wrote left records (and V entries) that the step, run again, writes again."""
+        rows = self.store.side_rows(EVIDENCE)
+        self.evidence.adopt(rows)
+        finished = {t.id for turns, _conv in done for t in turns}
+        log = log_of(
+            [r.metadata for r in rows if r.metadata.get("turn") in finished],
+            self.store.principal,
+        )
+        replayed, _seen = self.memory.empty().replay(log)
+        self._hold(replayed, RecordCounter(self.store))
         self.steps = len(done)
         if done:
             self.verify(done[-1][1].date, None)
