@@ -1,4 +1,4 @@
-"""The seeded corruption of the drift experiment (docs/method.md §13, amendment 13).
+"""The seeded corruption of the drift experiment (docs/method.md §13; docs/drift.md).
 
 Each world-a post-update checkpoint t draws (u_t, a_t, b_t) from `default_rng(seed)`, always
 all three, whatever ε and whatever M holds: the draws of a seed are then the same sequence in
@@ -16,7 +16,7 @@ from place.governance.ssgm_memory import SSGMMemory
 from place.trajectory.model import Slot
 
 DRAW_BOUND = 2**31
-"""a_t and b_t are drawn from [0, 2**31) (amendment 13)."""
+"""a_t and b_t are drawn from [0, 2**31) (docs/drift.md)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""One drift run, and the grid of them (docs/method.md §13, amendment 13).
+"""One drift run, and the grid of them (docs/method.md §13; docs/drift.md).
 
 A run (trajectory, ε, N, seed) walks the trajectory's world-a turns in order. Every delivered
 turn (a redelivery is not: SSGM's log V skips it) is appended to the in-memory log and

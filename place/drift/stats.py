@@ -1,4 +1,4 @@
-"""drift.json from drift.jsonl (docs/method.md §13, amendment 13; docs/records.md).
+"""drift.json from drift.jsonl (docs/method.md §13; docs/records.md).
 
 Per (trajectory, ε, N): the mean over seeds of D^c_t at every t, and from it D^c_T, the
 maximum and the time mean of that curve and its least-squares slope on t (over every t
@@ -144,7 +144,7 @@ def _phase_max(mean: np.ndarray, boot: np.ndarray, every: int) -> dict[str, Any]
 
 
 def _behaves(c: dict[str, Any], eps: float, every: int) -> dict[str, bool | None]:
-    """Whether the cell looks as §13 says (reported, never tested: amendment 13)."""
+    """Whether the cell looks as §13 says (reported, never tested: docs/method.md §13)."""
     lo_hi = c["slope"]["interval"]
     if eps == 0:
         return {"zero": c["max_mean_D"]["estimate"] == 0}

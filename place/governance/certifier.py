@@ -226,6 +226,10 @@ class CertificationRecord:
 class Certifier:
     """Drives its own governed state (G and Γ) and keeps the store and its ledger equal to it."""
 
+    redacts_evidence = True
+    """Whether a forget redacts V (docs/method.md §12.1). A subclass that keeps V under a
+    declared retention (§14's `bounded`, `retain: [evidence]`) turns it off."""
+
     def __init__(self, store: CertifiedStore, schema: Schema, readback: Readback) -> None:
         self.store = store
         self.schema = schema
@@ -388,7 +392,7 @@ class Certifier:
             values = {r.value for r in transition.removed} if transition is not None else set()
             values |= {c.value for c in before.conflicts if c.slot == event.slot}
             values |= {q.fact.value for q in before.quarantine if _slot(q.fact) == event.slot}
-            if values:
+            if values and self.redacts_evidence:
                 lexicon = self.readback.lexicon
                 self.evidence.redact(event, sorted(values), lexicon, lexicon.principal)
         gone, rebuilt = self.summaries.sync(
@@ -396,6 +400,7 @@ class Certifier:
         )
         record.removed.extend(gone)
         record.added.extend(rebuilt)
+        self._settle(event, transition, provenance, sequence, record)
         self._add_event_row(event, speaker, provenance)
         self._mirror(before, self._written(provenance, event.id, EVENT_TRUST))
         self.applied.add(event.id)
@@ -412,6 +417,22 @@ class Certifier:
         )
         self.verify(day, event=f"compaction after {entry.after}")
         return added
+
+    def _settle(
+        self,
+        event: Event,
+        transition: Transition | None,
+        provenance: Provenance,
+        sequence: RecordSequence | None,
+        record: CertificationRecord,
+    ) -> None:
+        """A hook between realizing an event and writing its ledger rows: CSS does nothing
+        here; §14's bounded certifier carries a forget into its archive summaries and decides
+        the deletion row's status (place.governance.bounded)."""
+
+    def _extra_problems(self, scan: Any) -> list[str]:
+        """A hook of `verify` for what a subclass keeps beyond CSS (none for CSS)."""
+        return []
 
     def _summary_line(self, record: FactRecord) -> dict[str, Any]:
         """A source record as one line of a derived summary's metadata."""
@@ -616,6 +637,7 @@ class Certifier:
             p.id for p in scan.points if not is_certified(p.metadata) and not is_derived(p.metadata)
         ]
         problems.extend(self.summaries.problems(scan.points))
+        problems.extend(self._extra_problems(scan))
         if uncertified:
             problems.append(f"records without lifecycle metadata: {uncertified}")
         stale = [

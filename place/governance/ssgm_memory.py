@@ -99,7 +99,7 @@ class Observation:
     """Proposals that no longer apply to M (after a rejection or a corruption: a retract of
     a value M does not hold, a forget of a slot it never held) and events SSGM has no
     substrate for (share, grant, rollback...), with why; counted, never an error
-    (amendment 13)."""
+    (docs/method.md §13)."""
 
 
 @dataclass

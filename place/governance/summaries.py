@@ -30,6 +30,16 @@ SOURCES = "sources"
 VERSION = "summary_version"
 REBUILD = "rebuild"
 RECIPE = "active facts of (summary_entity, summary_scope) among sources, rendered one per line"
+SUMMARY_CLASS = "summary_class"
+"""Metadata key set only on §14's archive summaries (value `ARCHIVE`): a derived record kept
+apart from the compaction summary of the same (entity, scope) (docs/method.md, amendment
+10). A compaction summary has no such key, so CSS's records are unchanged."""
+ARCHIVE = "archive"
+
+
+def is_archive(metadata: Any) -> bool:
+    """An archive summary of §14's bounded producer (not a compaction summary)."""
+    return bool(metadata.get(SUMMARY_CLASS) == ARCHIVE)
 
 
 class SummaryStore(Protocol):
@@ -75,7 +85,7 @@ class DerivedSummaries:
     def adopt(self, points: Iterable[Any]) -> None:
         """Learn the summaries a store holds (a restart or a resumed run)."""
         for point in points:
-            if is_derived(point.metadata):
+            if is_derived(point.metadata) and not is_archive(point.metadata):
                 held = Held(point.id, dict(point.metadata))
                 self.held[held.key] = held
 
@@ -166,8 +176,13 @@ class DerivedSummaries:
         return memory_id
 
     def problems(self, points: Iterable[Any]) -> list[str]:
-        """The store's derived summaries must be exactly the ones held, as written."""
-        stored = {p.id: dict(p.metadata) for p in points if is_derived(p.metadata)}
+        """The store's compaction summaries must be exactly the ones held, as written
+        (archive summaries are checked by their own keeper, place.governance.bounded)."""
+        stored = {
+            p.id: dict(p.metadata)
+            for p in points
+            if is_derived(p.metadata) and not is_archive(p.metadata)
+        }
         expected = {h.id: h.metadata for h in self.held.values()}
         if set(stored) != set(expected):
             return [f"derived summaries {sorted(stored)} != expected {sorted(expected)}"]

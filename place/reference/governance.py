@@ -31,9 +31,10 @@ from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot, Task
 
 ConflictStatus = Literal["pending", "resolved"]
 RequestStatus = Literal["requested", "reverted"]
-DeletionStatus = Literal["done"]
-"""The reference carries out every forget (docs/method.md §11: `retained` and
-`pending` are statuses a producer may report; the reference never does)."""
+DeletionStatus = Literal["done", "retained", "pending"]
+"""The reference carries out every forget: its rows are always `done`. `retained` (a copy
+kept under a declared retention) and `pending` (residue left) are statuses a producer may
+report in its ledger (docs/method.md §14: the bounded producer does)."""
 GovernanceKind = Literal[
     "share", "unshare", "grant", "revoke", "propose", "request", "rollback", "duplicate"
 ]

@@ -19,6 +19,7 @@ from place.errors import PlaceError
 from place.metrics import effects as fx
 from place.metrics import endpoints as ep
 from place.metrics.aoep import Mark, pilot_table, scorecard, task_counts
+from place.metrics.bounded import bounded_group
 from place.records import RunRecords
 
 if TYPE_CHECKING:
@@ -262,6 +263,10 @@ class MetricsDocument(_Part):
     aoep_pilot: list[PilotRow] | None = None
     """AOEP-v0's pilot table (docs/method.md §11): its seven systems in its order, each as
     its condition; absent when the design lacks one of them (and in /2, /3)."""
+    bounded: dict[str, dict[str, Any]] | None = None
+    """Per condition whose producer keeps §14's budgets (docs/method.md §14): budget_state,
+    max_state, over_budget, folds, versions, rebuild_checks and deletion {done, pending,
+    retained, total, accurate} (place/metrics/bounded.py); absent for runs without one."""
     bootstrap: Bootstrap
     """The bootstrap's seed and resamples."""
 
@@ -269,7 +274,7 @@ class MetricsDocument(_Part):
         """The document as written: `design`, a /2 document's `aoep`, `tasks` and
         `aoep_pilot` only when present."""
         doc = self.model_dump(mode="json", by_alias=True)
-        for optional in ("design", "aoep", "tasks", "aoep_pilot"):
+        for optional in ("design", "aoep", "tasks", "aoep_pilot", "bounded"):
             if doc[optional] is None:
                 del doc[optional]
         return doc
@@ -352,6 +357,7 @@ def compute_metrics(
         aoep=card,
         tasks=None if tasks is None else {c: TaskCounts(**v) for c, v in tasks.items()},
         aoep_pilot=None if pilot is None else [PilotRow.model_validate(r) for r in pilot],
+        bounded=bounded_group(records, design),
         bootstrap=Bootstrap(seed=seed, resamples=resamples),
     )
 

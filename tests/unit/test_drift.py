@@ -1,4 +1,4 @@
-"""`place drift` (docs/method.md §13, amendment 13): the corruption and its draws, the exact
+"""`place drift` (docs/method.md §13): the corruption and its draws, the exact
 tests D^c ≤ C and D^c = 0 at reconciling steps, drift.json recomputed from drift.jsonl, the
 determinism of the outputs and the refusal of bad input."""
 

@@ -30,8 +30,8 @@ LAYERS: list[tuple[str, ...]] = [
     # 4. Governance and what is built from it: certifier/authorizer, producers, read
     #    policies, the design that crosses them, and the metrics over records.
     ("governance", "producers", "policies", "design", "metrics"),
-    # 5. Running the experiment.
-    ("runner",),
+    # 5. Running the experiment (and the model-free drift experiment of §13).
+    ("runner", "drift"),
     # 6. Reading results and the command line.
     ("report", "results", "cli", "__main__"),
 ]
