@@ -76,13 +76,13 @@ def final_stores(run: tuple[Path, dict]) -> Iterator[dict[str, list[Any]]]:
 # --- the design ---------------------------------------------------------------------------
 
 
-def test_the_aoep_design_crosses_five_producers_with_five_policies(run: tuple[Path, dict]) -> None:
+def test_the_aoep_design_crosses_six_producers_with_five_policies(run: tuple[Path, dict]) -> None:
     _, m = run
     design = aoep_design()
     assert design.name == "aoep"
-    assert design.producers == ("none", "append", "extract", "native", "css")
+    assert design.producers == ("none", "append", "extract", "native", "css", "bounded")
     assert design.policies == ("native", "recency", "fullcontext", "qasc", "cited")
-    assert list(m["conditions"]) == list(design.names) and len(design.names) == 25
+    assert list(m["conditions"]) == list(design.names) and len(design.names) == 30
     # the pilot's systems (method §11): floor, naive append, full context, vector RAG,
     # Mem0-style extracted facts, mem0ai, governed reducer
     for name in (
