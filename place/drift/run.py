@@ -209,8 +209,9 @@ def walk(
 ) -> Iterator[Step]:
     """The steps of one run, in checkpoint order.
 
-    A forget redacts the log of the values the slot's records held in M, as the `ssgm`
-    producer redacts V. With `forgets` (the twin's), those of the uncorrupted M are used
+    A forget redacts the log of the values it deletes (the slot's records in M and every
+    value proposed for the slot, `Observation.forgotten`), as the `ssgm` producer redacts
+    V. With `forgets` (the twin's), those of the uncorrupted M are used
     instead: the log is the ledger, and a corruption of M must not reach it, so a corrupted
     run's log is exactly its twin's (docs/decisions.md, "Drift (§13)"). Without, the values
     each forget redacted are recorded into `Step.forgets` of the step that follows."""
@@ -228,12 +229,8 @@ def walk(
             seen = memory.observe(observed)
             rejected += len(seen.rejected)
             skipped += len(seen.skipped)
-            for transition in seen.transitions:
-                event = transition.event
-                if event.op != "forget":
-                    continue
-                held = tuple(sorted({r.value for r in transition.removed}))
-                values = held if forgets is None else forgets.get(event.id, ())
+            for event, deleted in seen.forgotten:
+                values = deleted if forgets is None else forgets.get(event.id, ())
                 redacted[event.id] = values
                 if values:
                     log = redact_log(log, event, values, lexicon)

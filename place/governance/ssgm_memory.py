@@ -25,7 +25,7 @@ from place.governance.evidence import REDACTED, redact_text
 from place.governance.ssgm_gate import Proposal, contradicts, proposals
 from place.lexicon import Lexicon
 from place.reference.lifecycle import FactRecord, LifecycleError, LifecycleState, Transition
-from place.trajectory.model import FACT_OPS, Event, Fact, Schema
+from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot
 
 TRUSTED, UNTRUSTED = "trusted", "untrusted"
 
@@ -46,9 +46,7 @@ class Observed:
     def from_entry(cls, meta: Mapping[str, Any], principal: str) -> Observed:
         """A V entry (place.governance.evidence.entry) as an observed turn. An event a forget
         redacted (its value `[forgotten]`) is left out: replay skips what was deleted."""
-        events = tuple(
-            _event(e) for e in meta.get("events") or () if e.get("value") != REDACTED
-        )
+        events = tuple(_event(e) for e in meta.get("events") or () if e.get("value") != REDACTED)
         return cls(
             id=str(meta["turn"]),
             role=str(meta["role"]),
@@ -95,6 +93,9 @@ class Observation:
     transitions: list[Transition] = field(default_factory=list)
     rejected: list[Proposal] = field(default_factory=list)
     """Proposals the core gate refused (the step field `rejected`)."""
+    forgotten: list[tuple[Event, tuple[str, ...]]] = field(default_factory=list)
+    """Each applied forget and the values it deletes (`SSGMMemory.observe`): what the log
+    is redacted of."""
     skipped: list[tuple[Proposal, str]] = field(default_factory=list)
     """Proposals that no longer apply to M (after a rejection or a corruption: a retract of
     a value M does not hold, a forget of a slot it never held) and events SSGM has no
@@ -113,6 +114,10 @@ class SSGMMemory:
     state: LifecycleState = field(init=False)
     origins: dict[str, Origin] = field(default_factory=dict)
     """event id of a record -> where it came from."""
+    proposed: dict[Slot, set[str]] = field(default_factory=dict)
+    """Every value proposed for a slot since it was last forgotten, applied or not: a forget
+    deletes them all from the log, the rejected ones included (the user asked for the slot
+    to be forgotten, not only for what M happened to keep)."""
     _lexicons: dict[str, Lexicon] = field(default_factory=dict, repr=False)
     _proposed: dict[Observed, list[Proposal]] = field(default_factory=dict, repr=False)
     """Proposals by observed turn: reconciliation replays the same turns many times, and β's
@@ -132,6 +137,7 @@ class SSGMMemory:
         out = self.empty()
         out.state = self.state.copy()
         out.origins = dict(self.origins)
+        out.proposed = {slot: set(values) for slot, values in self.proposed.items()}
         return out
 
     def lexicon(self, speaker: str) -> Lexicon:
@@ -153,6 +159,8 @@ class SSGMMemory:
             self._proposed[turn] = proposals(turn, self.lexicon(turn.speaker), self.schema)
         for proposal in self._proposed[turn]:
             event = proposal.event
+            if event.op in FACT_OPS and event.value is not None:
+                self.proposed.setdefault(event.slot, set()).add(event.value)
             if event.op not in FACT_OPS:
                 out.skipped.append((proposal, f"{event.op}: not a memory write"))
                 continue
@@ -174,6 +182,11 @@ class SSGMMemory:
                 )
             for record in transition.removed:
                 self.origins.pop(record.event_id, None)
+            if event.op == "forget":
+                values = {r.value for r in transition.removed} | self.proposed.pop(
+                    event.slot, set()
+                )
+                out.forgotten.append((event, tuple(sorted(values))))
             out.transitions.append(transition)
         return out
 
@@ -185,6 +198,7 @@ class SSGMMemory:
             got = fresh.observe(turn)
             seen.rejected += got.rejected
             seen.skipped += got.skipped
+            seen.forgotten += got.forgotten
         return fresh, seen
 
     def records(self) -> list[FactRecord]:

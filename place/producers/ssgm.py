@@ -178,12 +178,10 @@ class SSGMWriter:
             )
             seen = self.memory.observe(observed)
             operations += self._realize(seen, counter)
-            for transition in seen.transitions:
-                if transition.event.op == "forget" and self.params.redact:
-                    values = sorted({r.value for r in transition.removed})
-                    if values:
-                        lexicon = self.readback.lexicon
-                        self.evidence.redact(transition.event, values, lexicon, principal)
+            for event, values in seen.forgotten:
+                if values and self.params.redact:
+                    lexicon = self.readback.lexicon
+                    self.evidence.redact(event, list(values), lexicon, principal)
             self.verify(conv.date, seen)
         self.steps += 1
         every = self.params.reconcile_every

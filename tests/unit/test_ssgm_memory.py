@@ -133,3 +133,24 @@ def test_redacting_the_log_leaves_out_the_forgotten_values(pilot) -> None:
     fresh, _ = m.replay(out)
     # replayed, the redacted log holds neither forgotten value, only c3-03's 2718
     assert door(fresh, log[-1].day) == {"2718"}
+
+
+def test_a_forget_deletes_every_value_proposed_for_the_slot_rejected_ones_too(pilot) -> None:
+    """c3-03's 2718 and c3-05's 9999 were rejected (M holds only 1357), yet the user asked
+    for the door code to be forgotten: all three leave the log."""
+    m = memory(pilot)
+    log = upto(observed(pilot), "c3-05")
+    for turn in log:
+        m.observe(turn)
+    forget = Observed(
+        "x-1",
+        "user",
+        pilot.principal,
+        "Forget my door code.",
+        (Event("x-1#1", "forget", "nora", "door_code", "global"),),
+        log[-1].day,
+    )
+    seen = m.observe(forget)
+    assert [(e.id, values) for e, values in seen.forgotten] == [
+        ("x-1#1", ("1357", "2718", "9999"))
+    ]
