@@ -23,10 +23,10 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
             f"design.producers=[{','.join(d['producers'])}]",
             f"design.policies=[{','.join(d['policies'])}]",
             *(
-                f"design.{name}.{k}={v}"
+                f"design.{name}.{key}={value}"
                 for name, section in d.items()
                 if name in declared and isinstance(section, dict)
-                for k, v in section.items()
+                for key, value in _overrides(section)
             ),
         ]
     t = config["trajectory"]
@@ -63,3 +63,26 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
         f"cache.path={cache}",
         "progress=false",
     ]
+
+
+def _overrides(section: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """A parameter section as Hydra override pairs: nested sections flattened into dotted
+    keys (`budget.state`), values written as Hydra reads them back (`true`, `null`,
+    `[a,b]`)."""
+    out: list[tuple[str, str]] = []
+    for key, value in section.items():
+        if isinstance(value, dict):
+            out += _overrides(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", _value(value)))
+    return out
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ",".join(_value(v) for v in value) + "]"
+    return str(value)
