@@ -50,7 +50,7 @@ from place.producers.registry import (
     register_producer,
     speakers,
 )
-from place.readback import Readback
+from place.readback import LIFECYCLE_KEYS, Readback
 from place.reference.lifecycle import FactRecord, Transition
 from place.trajectory.model import Compaction, Conversation, Schema, Turn
 
@@ -99,19 +99,8 @@ def _key(record: FactRecord) -> tuple[Any, ...]:
 
 
 def _stored_key(meta: Any) -> tuple[Any, ...]:
-    return tuple(
-        meta.get(k)
-        for k in (
-            "event_id",
-            "entity",
-            "predicate",
-            "value",
-            "scope",
-            "status",
-            "valid_from",
-            "valid_until",
-        )
-    )
+    """`_key` of a stored record, read from its metadata."""
+    return (meta.get("event_id"), *(meta.get(k) for k in LIFECYCLE_KEYS))
 
 
 def _stored_origin(meta: Any) -> tuple[Any, ...]:

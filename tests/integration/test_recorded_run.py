@@ -26,6 +26,7 @@ RUNS = {
     "primary-extended": ROOT / "experiments" / "primary-extended" / "smollm2-135m",
     "aoep-pilot": ROOT / "experiments" / "aoep-pilot" / "smollm2-135m",
     "primary-aoep": ROOT / "experiments" / "primary-aoep" / "smollm2-135m",
+    "primary-ssgm": ROOT / "experiments" / "primary-ssgm" / "smollm2-135m",
 }
 TRAJECTORY = {
     "primary": "primary",
@@ -33,6 +34,7 @@ TRAJECTORY = {
     "primary-extended": "primary",
     "aoep-pilot": "aoep-pilot",
     "primary-aoep": "primary",
+    "primary-ssgm": "primary",
 }
 DESIGN = {
     "primary": "paper",
@@ -40,6 +42,7 @@ DESIGN = {
     "primary-extended": "extended",
     "aoep-pilot": "aoep",
     "primary-aoep": "aoep",
+    "primary-ssgm": "ssgm",
 }
 recorded = pytest.mark.parametrize("RECORDED", list(RUNS.values()), ids=list(RUNS))
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from builders import schema, user
+from fakes.stores import FakeSideTables
 
 from place.errors import PlaceError
 from place.governance.bounded import SUMMARY_ROW, BoundedCertifier, own_residue
@@ -21,7 +22,6 @@ from place.governance.ledger import LEDGER, read_governance
 from place.governance.summaries import REBUILD, SOURCES, VERSION, is_archive
 from place.lexicon import Lexicon
 from place.memory.scan import HistoryRow, PointRecord, StoreScan
-from place.memory.tables import SideRow
 from place.producers.bounded import BoundedWriter
 from place.producers.css import CSSWriter
 from place.producers.registry import build_writer
@@ -33,7 +33,7 @@ BETA = Readback(Lexicon(SCHEMA, "alex"))
 
 
 @dataclass
-class FakeCertifiedStore:
+class FakeCertifiedStore(FakeSideTables):
     """FAKE row store: points in a dict, an `ADD` history row per record, side rows in a
     list; `remove` deletes a record's history with it (as place.memory's store does), unless
     `leaky` (a store that keeps history on removal, to make residue)."""
@@ -41,7 +41,6 @@ class FakeCertifiedStore:
     principal: str = "alex"
     points: dict[str, PointRecord] = field(default_factory=dict)
     history: list[HistoryRow] = field(default_factory=list)
-    rows: list[SideRow] = field(default_factory=list)
     leaky: bool = False
     added: int = 0
 
@@ -65,23 +64,6 @@ class FakeCertifiedStore:
             del self.points[memory_id]
         if not self.leaky:
             self.history = [h for h in self.history if h.memory_id not in memory_ids]
-
-    def add_side_row(self, table: str, metadata: dict[str, Any]) -> str:
-        row_id = f"{table}-{len(self.rows) + 1}"
-        self.rows.append(SideRow(table, row_id, dict(metadata)))
-        return row_id
-
-    def update_side_row(self, table: str, row_id: str, changes: dict[str, Any]) -> None:
-        self.rows = [
-            SideRow(r.table, r.id, {**r.metadata, **changes}) if r.id == row_id else r
-            for r in self.rows
-        ]
-
-    def delete_side_rows(self, table: str, row_ids: list[str]) -> None:
-        self.rows = [r for r in self.rows if r.id not in row_ids]
-
-    def side_rows(self, table: str) -> tuple[SideRow, ...]:
-        return tuple(r for r in self.rows if r.table == table)
 
     def scan(self) -> StoreScan:
         return StoreScan(tuple(self.points.values()), tuple(self.history), tuple(self.rows))

@@ -5,13 +5,13 @@ the real-stack runs are tests/integration/test_governance_run.py and the recorde
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fakes.stores import FakeSideTables
+
 from place.governance.evidence import EVIDENCE, REDACTED, EvidenceLog, redact_text
 from place.lexicon import Lexicon
-from place.memory.tables import SideRow
 from place.reference.validate import load_trajectory
 from place.runner.residue import side_row_holds
 from place.trajectory.model import Event, Turn
@@ -21,27 +21,6 @@ LEXICON = Lexicon(PILOT.schema, PILOT.principal)
 DAY = dt.date(2026, 6, 22)
 ASSERT = Event("c4-01#1", "assert", "nora", "therapist", "global", "Dr Lind")
 FORGET = Event("c4-03#1", "forget", "nora", "therapist", "global")
-
-
-@dataclass
-class FakeSideTables:
-    """FAKE store: side rows in a list, ids counted."""
-
-    rows: list[SideRow] = field(default_factory=list)
-
-    def add_side_row(self, table: str, metadata: dict[str, Any]) -> str:
-        row_id = f"{table}-{len(self.rows) + 1}"
-        self.rows.append(SideRow(table, row_id, dict(metadata)))
-        return row_id
-
-    def update_side_row(self, table: str, row_id: str, changes: dict[str, Any]) -> None:
-        self.rows = [
-            SideRow(r.table, r.id, {**r.metadata, **changes}) if r.id == row_id else r
-            for r in self.rows
-        ]
-
-    def side_rows(self, table: str) -> tuple[SideRow, ...]:
-        return tuple(r for r in self.rows if r.table == table)
 
 
 def turn(turn_id: str, role: str, text: str, *events: Event, **kw: Any) -> Turn:
