@@ -77,7 +77,8 @@ def core_figure(points: list[CorePoint], title: str) -> Figure:
         ax.annotate(
             text,
             (x, y),
-            xytext=(-6 if right else 6, -4 - 10 * (i % 3)),
+            # near the bottom edge the label goes above the point, clear of the tick labels
+            xytext=(-6 if right else 6, 10 if y < 0.15 else -4 - 10 * (i % 3)),
             textcoords="offset points",
             ha="right" if right else "left",
             fontsize=7,
