@@ -233,9 +233,16 @@ class BoundedCertifier(Certifier):
         every new summary version in L, run the rebuild checks, verify. Returns (and resets)
         what the step did."""
         step = self.pending
-        if self.budget_state is not None:
+        if self.budget_state is not None and len(self.governed.records) > self.budget_state:
+            # A fold removes a record and changes no other record's `written_seq`: the store
+            # is read once per step, not once per fold.
+            seqs = {
+                str(p.metadata.get("event_id")): p.metadata.get("written_seq")
+                for p in self.store.scan().points
+                if is_certified(p.metadata)
+            }
             while len(self.governed.records) > self.budget_state:
-                record = self._oldest_ended()
+                record = self._oldest_ended(seqs)
                 if record is None:
                     break
                 self._fold(record)
@@ -254,17 +261,13 @@ class BoundedCertifier(Certifier):
         self.pending = BoundedStep()
         return step
 
-    def _oldest_ended(self) -> FactRecord | None:
-        """The ended record with the smallest `written_seq` (ties by event id), the latest
-        record of each slot excepted (it fixes the slot's owner)."""
+    def _oldest_ended(self, seqs: Mapping[str, Any]) -> FactRecord | None:
+        """The ended record with the smallest `written_seq` (`seqs`: event id -> its stored
+        `written_seq`; ties by event id), the latest record of each slot excepted (it fixes
+        the slot's owner)."""
         latest: dict[Slot, str] = {}
         for r in self.governed.records:
             latest[r.slot] = r.event_id
-        seqs = {
-            str(p.metadata.get("event_id")): p.metadata.get("written_seq")
-            for p in self.store.scan().points
-            if is_certified(p.metadata)
-        }
         # Ended = no longer active. A record still `active` whose window has ended is not
         # folded: §1's assert widens it back into the state when its value is asserted again
         # and `correct` re-marks it, so folding it could change G (docs/decisions.md).

@@ -679,19 +679,24 @@ def _tally(items: list[Item], verdict: str) -> dict[str, Any]:
     }
 
 
-def core_tallies(
-    items: list[Item], records: RunRecords, core: Sequence[str]
-) -> dict[str, dict[str, Any]]:
-    """docs/method.md §13's two sub-tallies of existing items, outside the totals:
-    `plasticity`, the transition items on slots of core predicates, and `stability`, the
-    promotion items of core predicates. An item's predicate: its transition's slot (from the
-    world-a post-update checkpoints), a promotion item's `predicate=value` id."""
-    predicate_of = {
+def transition_predicates(records: RunRecords) -> dict[str, str]:
+    """Event id -> the predicate of its slot, from the world-a post-update checkpoints'
+    transitions (reference-side: the same for every condition, so read once per run)."""
+    return {
         t.event: t.slot[1]
         for c in records.checkpoints
         if c.world == "a" and c.checkpoint == "post-update"
         for t in c.transitions
     }
+
+
+def core_tallies(
+    items: list[Item], predicate_of: dict[str, str], core: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """docs/method.md §13's two sub-tallies of existing items, outside the totals:
+    `plasticity`, the transition items on slots of core predicates, and `stability`, the
+    promotion items of core predicates. An item's predicate: its transition's slot
+    (`predicate_of`, from `transition_predicates`), a promotion item's `predicate=value` id."""
     wanted = set(core)
 
     def tally(kind: str, predicate: Callable[[Item], str | None]) -> dict[str, Any]:
@@ -716,6 +721,7 @@ def scorecard(
     and without deletion's answer clause) and the `answer_dependent` one (those alone). With
     `core` (a run whose design has `ssgm`), the `core` sub-tallies too (`core_tallies`)."""
     items = scorecard_items(records, design)
+    predicate_of = transition_predicates(records) if core is not None else {}
     out: dict[str, dict] = {}
     for name in design.names:
         mine = [i for i in items if i.condition == name]
@@ -743,7 +749,7 @@ def scorecard(
                 for family, single in (("obligations", "obligation"), ("invariants", "invariant"))
             }
         if core is not None:
-            doc["core"] = core_tallies(mine, records, core)
+            doc["core"] = core_tallies(mine, predicate_of, core)
         out[name] = doc
     return out
 
