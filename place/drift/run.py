@@ -173,15 +173,7 @@ class Prepared:
         for conv, turn in traj.turns():
             observed = None
             if turn.redelivers is None:
-                observed = Observed(
-                    turn.id,
-                    turn.role,
-                    traj.speaker_of(turn),
-                    turn.text,
-                    turn.events,
-                    conv.date,
-                    conv.id,
-                )
+                observed = Observed.delivered(turn, traj.speaker_of(turn), conv)
             turns.append((observed, turn.id))
         return cls(traj, post, {t: by_slot(c.state) for t, c in post.items()}, turns)
 

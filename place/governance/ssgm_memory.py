@@ -25,7 +25,7 @@ from place.governance.evidence import REDACTED, redact_text
 from place.governance.ssgm_gate import Proposal, contradicts, proposals
 from place.lexicon import Lexicon
 from place.reference.lifecycle import FactRecord, LifecycleError, LifecycleState, Transition
-from place.trajectory.model import FACT_OPS, Event, Fact, Schema, Slot
+from place.trajectory.model import FACT_OPS, Conversation, Event, Fact, Schema, Slot, Turn
 
 TRUSTED, UNTRUSTED = "trusted", "untrusted"
 
@@ -41,6 +41,12 @@ class Observed:
     events: tuple[Event, ...]
     day: dt.date
     conversation: str | None = None
+
+    @classmethod
+    def delivered(cls, turn: Turn, speaker: str, conv: Conversation) -> Observed:
+        """A turn of the trajectory as it is delivered in conversation `conv`, said by
+        `speaker`."""
+        return cls(turn.id, turn.role, speaker, turn.text, turn.events, conv.date, conv.id)
 
     @classmethod
     def from_entry(cls, meta: Mapping[str, Any], principal: str) -> Observed:

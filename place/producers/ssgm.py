@@ -162,10 +162,7 @@ class SSGMWriter:
         for turn, speaker in zip(turns, said, strict=True):
             if turn.redelivers is not None:
                 continue  # V keeps no redelivery; applying it again would be a second write
-            observed = Observed(
-                turn.id, turn.role, speaker, turn.text, turn.events, conv.date, conv.id
-            )
-            seen = self.memory.observe(observed)
+            seen = self.memory.observe(Observed.delivered(turn, speaker, conv))
             operations += self._realize(seen, counter)
             for event, values in seen.forgotten:
                 if values and self.params.redact:

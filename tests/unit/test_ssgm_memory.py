@@ -32,8 +32,7 @@ def observed(traj: Trajectory) -> list[Observed]:
         said = speakers(conv.turns, traj.principal)
         for turn, speaker in zip(conv.turns, said, strict=True):
             if turn.redelivers is None:
-                said_turn = (turn.id, turn.role, speaker, turn.text, turn.events)
-                out.append(Observed(*said_turn, conv.date, conv.id))
+                out.append(Observed.delivered(turn, speaker, conv))
     return out
 
 
@@ -151,6 +150,4 @@ def test_a_forget_deletes_every_value_proposed_for_the_slot_rejected_ones_too(pi
         log[-1].day,
     )
     seen = m.observe(forget)
-    assert [(e.id, values) for e, values in seen.forgotten] == [
-        ("x-1#1", ("1357", "2718", "9999"))
-    ]
+    assert [(e.id, values) for e, values in seen.forgotten] == [("x-1#1", ("1357", "2718", "9999"))]
