@@ -28,30 +28,28 @@ BUDGET = 2
 """Small enough that the pilot's superseded and retracted records are folded."""
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    run_dir = tmp_path_factory.mktemp("bounded") / "run"
+def pilot_run(
+    factory: pytest.TempPathFactory, name: str, design: Any, *extra: str
+) -> tuple[Path, dict[str, Any]]:
+    """aoep-pilot in-process under `design`, with the budget and `extra` overrides."""
+    run_dir = factory.mktemp(name) / "run"
+    overrides = [f"design.bounded.budget.state={BUDGET}", *extra]
     metrics = inprocess.run_inprocess(
-        run_dir,
-        load_trajectory(PILOT),
-        DESIGN,
-        plots=False,
-        overrides=[f"design.bounded.budget.state={BUDGET}"],
+        run_dir, load_trajectory(PILOT), design, plots=False, overrides=overrides
     )
     return run_dir, metrics
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    return pilot_run(tmp_path_factory, "bounded", DESIGN)
 
 
 @pytest.fixture(scope="module")
 def retaining(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    run_dir = tmp_path_factory.mktemp("bounded-retain") / "run"
-    metrics = inprocess.run_inprocess(
-        run_dir,
-        load_trajectory(PILOT),
-        RETAINING,
-        plots=False,
-        overrides=[f"design.bounded.budget.state={BUDGET}", "design.bounded.retain=[evidence]"],
+    return pilot_run(
+        tmp_path_factory, "bounded-retain", RETAINING, "design.bounded.retain=[evidence]"
     )
-    return run_dir, metrics
 
 
 def records(run_dir: Path, name: str) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import inprocess
 import pytest
 
 from place.lexicon import Lexicon
@@ -13,24 +14,15 @@ from place.producers.registry import build_writer, speakers
 from place.readback import Readback
 from place.reference.validate import load_trajectory
 from place.runner.plan import build_plan
-from place.runtime.embedder import MINILM_DIMS, minilm_mem0_embedder_config
 
 pytestmark = pytest.mark.integration
 
 PILOT = Path(__file__).parents[2] / "trajectories" / "aoep-pilot.yaml"
-UNREACHABLE_LLM = {
-    "provider": "openai",
-    "config": {"model": "none", "openai_base_url": "http://127.0.0.1:9/v1", "api_key": "sk-none"},
-}
 
 
 @pytest.fixture(scope="module")
 def backend(tmp_path_factory: pytest.TempPathFactory):
-    from place.memory.backend import Backend
-
-    with Backend(
-        tmp_path_factory.mktemp("ssgm"), UNREACHABLE_LLM, minilm_mem0_embedder_config(), MINILM_DIMS
-    ) as b:
+    with inprocess.backend(tmp_path_factory.mktemp("ssgm")) as b:
         yield b
 
 
