@@ -256,9 +256,11 @@ class QueryRecord(_Record):
     """QASC: records admitted before truncation; None for the Native read."""
     hearsay: list[str] = []
     """Cited: ids of admitted records the citation lock excluded (docs/method.md §12.3)."""
-    raw_answer: str
-    outcome: list[str]
-    """Ω(answer): canonical values, or ["ABSTAIN"], or []."""
+    raw_answer: str | None
+    """The answer model's reply; None in an answer-free run (docs/method.md §15), which asks
+    none."""
+    outcome: list[str] | None
+    """Ω(answer): canonical values, or ["ABSTAIN"], or []; None when no answer was asked."""
     gold: list[str]
     """The gold answer as the trajectory writes it: [] means the correct answer is to
     abstain (scored as {ABSTAIN})."""

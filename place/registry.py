@@ -137,6 +137,7 @@ class Component(Generic[F]):
         governance: bool,
         display: str | None,
         max_exposed_chars: Callable[[Any], int | None] | None = None,
+        llm: bool = False,
     ) -> None:
         from place.params import check_params_class
 
@@ -151,6 +152,10 @@ class Component(Generic[F]):
         """Its time counts as governance overhead (manifest `timings.governance`)."""
         self.display = display or name
         """How condition names spell it (`Append/QASC`); the registered name by default."""
+        self.llm = llm
+        """Producers only: it writes through the LLM (Mem0's pipeline), so a run that keeps it
+        needs the model server even when no answer is asked (`experiment=state`, docs/method.md
+        §15)."""
         self.max_exposed_chars = max_exposed_chars
         """Read policies only: from its parameter set, the most characters of record text one
         read exposes, when that, not the budget k, bounds what the answer prompt shows
@@ -175,6 +180,7 @@ def component_decorator(
     governance: bool = False,
     display: str | None = None,
     max_exposed_chars: Callable[[Any], int | None] | None = None,
+    llm: bool = False,
 ) -> Callable[[FactoryT], FactoryT]:
     """The decorator behind `register_policy` and `register_producer`: declares the decorated
     factory as the component `name` of `registry` and returns it unchanged."""
@@ -183,7 +189,14 @@ def component_decorator(
         registry.add(
             name,
             Component(
-                registry.kind, name, factory, params, governance, display, max_exposed_chars
+                registry.kind,
+                name,
+                factory,
+                params,
+                governance,
+                display,
+                max_exposed_chars,
+                llm,
             ),
         )
         return factory

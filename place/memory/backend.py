@@ -49,6 +49,42 @@ class _TimedProxy:
         return value
 
 
+class EmbeddingMemo:
+    """The shared embedder, each distinct text embedded once per run.
+
+    Every producer's store, every clone (world b, probe copies) and every read policy embed
+    the same turn, record and question texts over and over; the embedding of a text is a
+    function of the text alone (the embedders a run can use ignore mem0's `memory_action`,
+    and MiniLM encodes one text at a time, deterministically), so the first vector is
+    reused. A copy is returned, so no caller can change another's vector. Everything else
+    is the embedder's own.
+    """
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+        self._vectors: dict[str, list[float]] = {}
+        self.hits = 0
+
+    def embed(self, text: Any, memory_action: Any = None) -> Any:
+        if not isinstance(text, str):  # not a single text: not memoized
+            return self._target.embed(text, memory_action)
+        vector = self._vectors.get(text)
+        if vector is None:
+            vector = list(self._target.embed(text, memory_action))
+            self._vectors[text] = vector
+        else:
+            self.hits += 1
+        return list(vector)
+
+    @property
+    def texts(self) -> int:
+        """Distinct texts embedded so far."""
+        return len(self._vectors)
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._target, attr)
+
+
 class Backend:
     """Opens stores of one run; all share one Qdrant client and one embedder.
 
@@ -97,7 +133,9 @@ class Backend:
         self._llm: Any = None
         self._qdrant = acquire_qdrant_client(self.local_path, qdrant_url, qdrant_api_key)
         try:
-            self._embedder = _TimedProxy(self._build_embedder(), self.timer, "embedding")
+            self._embedder = EmbeddingMemo(
+                _TimedProxy(self._build_embedder(), self.timer, "embedding")
+            )
         except BaseException:
             release_qdrant_client(self._qdrant)
             raise

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from place.design import PAPER, Design, condition_name
@@ -72,6 +72,8 @@ outside its links; expose a fact the asker may not see; act twice on one deliver
 GOVERNANCE_KINDS = frozenset(OBLIGATIONS[4:] + INVARIANTS[3:])
 """§11's kinds: the governance-shaped half (no item without §11's constructs)."""
 NOT_AOEP_NAMED = frozenset({"act", "idempotence"})
+ANSWER_ONLY_KINDS = frozenset({"conflict"})
+"""Kinds whose items read nothing but an answer: not measured in an answer-free run."""
 """Kinds the project adds to AOEP-v0's named ones (docs/decisions.md): they count in the
 totals, and the pilot table also shows the tally without them (`aoep_kinds`)."""
 TRANSITION_KINDS = frozenset({"supersede", "correct", "retract"})
@@ -496,7 +498,7 @@ class _Condition:
                 entity, predicate = read.tau[0], read.tau[1]
                 if isinstance(read, QueryRecord) and (entity, predicate) == tuple(t.slot[:2]):
                     values = {v for e, p, v in gone if (e, p) == (entity, predicate)}
-                    if values & set(read.outcome):
+                    if values & set(read.outcome or ()):
                         said.append(f"{where} answered {read.raw_answer!r}")
             yield self.item("invariant", "deletion", t.event, shown, said)
 
@@ -640,9 +642,19 @@ def _foreign(exposed: list[ExposedRecord]) -> list[str]:
     ]
 
 
-def scorecard_items(records: RunRecords, design: Design = PAPER) -> list[Item]:
+def scorecard_items(
+    records: RunRecords, design: Design = PAPER, answers: bool = True
+) -> list[Item]:
     """Every obligation and negative invariant of every condition, in design order, kinds in
-    `OBLIGATIONS` then `INVARIANTS` order."""
+    `OBLIGATIONS` then `INVARIANTS` order. `answers=False` (an answer-free run, docs/method.md
+    §15): only what reads no answer, judged by it alone; `conflict` items, which read
+    nothing else, are not measured and left out."""
+    if not answers:
+        return [
+            replace(i, passed=i.independent, answered=None)
+            for i in scorecard_items(records, design)
+            if i.independent is not None
+        ]
     out: list[Item] = []
     for name in design.names:
         c = _Condition(records, name, design)
@@ -714,40 +726,55 @@ def core_tallies(
 
 
 def scorecard(
-    records: RunRecords, design: Design = PAPER, core: Sequence[str] | None = None
+    records: RunRecords,
+    design: Design = PAPER,
+    core: Sequence[str] | None = None,
+    answers: bool = True,
 ) -> dict[str, dict]:
     """metrics.json `aoep`: per condition, passed/total per kind and per family, and the
     item ids of every failure; beside them the `model_independent` tally (without `conflict`
     and without deletion's answer clause) and the `answer_dependent` one (those alone). With
-    `core` (a run whose design has `ssgm`), the `core` sub-tallies too (`core_tallies`)."""
-    items = scorecard_items(records, design)
+    `core` (a run whose design has `ssgm`), the `core` sub-tallies too (`core_tallies`).
+    Without `answers` (an answer-free run), the `conflict` kind and the `answer_dependent`
+    tally are None (not measured) and every item counts by its answer-free clauses."""
+    items = scorecard_items(records, design, answers)
     predicate_of = transition_predicates(records) if core is not None else {}
     out: dict[str, dict] = {}
     for name in design.names:
         mine = [i for i in items if i.condition == name]
         doc: dict = {}
         for family, kinds in (("obligations", OBLIGATIONS), ("invariants", INVARIANTS)):
-            per = {}
+            per: dict[str, dict[str, Any] | None] = {}
             for kind in kinds:
                 of_kind = [i for i in mine if i.kind == kind]
+                if not answers and kind in ANSWER_ONLY_KINDS:
+                    per[kind] = None
+                    continue
                 per[kind] = {
                     "passed": sum(i.passed for i in of_kind),
                     "total": len(of_kind),
                     "failed": [i.item for i in of_kind if not i.passed],
                 }
             doc[family] = {
-                "passed": sum(v["passed"] for v in per.values()),
-                "total": sum(v["total"] for v in per.values()),
+                "passed": sum(v["passed"] for v in per.values() if v is not None),
+                "total": sum(v["total"] for v in per.values() if v is not None),
                 "kinds": per,
             }
         for part, verdict in (
             ("model_independent", "independent"),
             ("answer_dependent", "answered"),
         ):
-            doc[part] = {
-                family: _tally([i for i in mine if i.family == single], verdict)
-                for family, single in (("obligations", "obligation"), ("invariants", "invariant"))
-            }
+            doc[part] = (
+                None
+                if part == "answer_dependent" and not answers
+                else {
+                    family: _tally([i for i in mine if i.family == single], verdict)
+                    for family, single in (
+                        ("obligations", "obligation"),
+                        ("invariants", "invariant"),
+                    )
+                }
+            )
         if core is not None:
             doc["core"] = core_tallies(mine, predicate_of, core)
         out[name] = doc
@@ -787,11 +814,13 @@ def pilot_table(card: dict[str, dict], design: Design) -> list[dict[str, Any]] |
         row: dict[str, Any] = {"system": s.system, "condition": s.condition}
         for family in ("obligations", "invariants"):
             independent = c["model_independent"][family]
-            answer = c["answer_dependent"][family]
+            answer = None if c["answer_dependent"] is None else c["answer_dependent"][family]
             named = [f for f in independent["failed"] if f.partition(":")[0] not in NOT_AOEP_NAMED]
             kinds = c[family]["kinds"]
             named_total = sum(
-                v["total"] for k, v in kinds.items() if k not in NOT_AOEP_NAMED and k != "conflict"
+                v["total"]
+                for k, v in kinds.items()
+                if k not in NOT_AOEP_NAMED and k != "conflict" and v is not None
             )
             row[family] = {
                 "model_independent": {
@@ -799,11 +828,9 @@ def pilot_table(card: dict[str, dict], design: Design) -> list[dict[str, Any]] |
                     "total": independent["total"],
                     "mark": s.mark,
                 },
-                "answer_dependent": {
-                    "passed": answer["passed"],
-                    "total": answer["total"],
-                    "mark": "A",
-                },
+                "answer_dependent": None
+                if answer is None
+                else {"passed": answer["passed"], "total": answer["total"], "mark": "A"},
                 "aoep_kinds": {
                     "passed": named_total - len(named),
                     "total": named_total,
@@ -815,6 +842,7 @@ def pilot_table(card: dict[str, dict], design: Design) -> list[dict[str, Any]] |
 
 
 __all__ = [
+    "ANSWER_ONLY_KINDS",
     "GOVERNANCE_KINDS",
     "INVARIANTS",
     "NOT_AOEP_NAMED",

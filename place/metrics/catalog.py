@@ -48,6 +48,10 @@ class Endpoint:
     """The key of the count it is over, shown beside it as `rate (n)` (LeakageRate)."""
     replicate: bool = False
     """A column of the replication study's endpoints table."""
+    answers: bool = False
+    """It reads the answer model's answers (Ω): not measured in an answer-free run
+    (docs/method.md §15), where its value is None and metrics.json lists it as
+    `not_measured`."""
 
     @property
     def group(self) -> str | None:
@@ -78,6 +82,7 @@ def endpoint(
     tables: Mapping[str, str] | None = None,
     count: str | None = None,
     replicate: bool = False,
+    answers: bool = False,
 ) -> Callable[[Compute], Compute]:
     """Declare the decorated `compute(records, condition, design)` as endpoint `key`."""
 
@@ -85,7 +90,16 @@ def endpoint(
         ENDPOINTS.add(
             key,
             Endpoint(
-                key, display, direction, doc, compute, kind, dict(tables or {}), count, replicate
+                key,
+                display,
+                direction,
+                doc,
+                compute,
+                kind,
+                dict(tables or {}),
+                count,
+                replicate,
+                answers,
             ),
         )
         return compute
@@ -128,6 +142,7 @@ def state_correctness(records: RunRecords, condition: str, design: Design) -> Va
     tables={"table1a": "LeakageRate (n)"},
     count="leakage_n",
     replicate=True,
+    answers=True,
 )
 def leakage_rate(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.leakage_rate(records.queries, condition)[0]
@@ -148,10 +163,10 @@ def leakage_n(records: RunRecords, condition: str, design: Design) -> Value:
     "answer_correctness",
     display="AnswerCorrectness",
     direction="higher",
-    doc="Mean over the primary world-a queries of F1(Ω, gold), an empty gold read as "
-    "{ABSTAIN}.",
+    doc="Mean over the primary world-a queries of F1(Ω, gold), an empty gold read as {ABSTAIN}.",
     tables={"table1a": "AnswerCorrectness"},
     replicate=True,
+    answers=True,
 )
 def answer_correctness(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.answer_correctness(records.queries, condition)
@@ -165,6 +180,7 @@ def answer_correctness(records: RunRecords, condition: str, design: Design) -> V
     "of Q* readable from the exposed items, no ineligible item exposed, and Ω = gold.",
     tables={"table1a": "JointSuccess"},
     replicate=True,
+    answers=True,
 )
 def joint_success(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.joint_success_rate(records.queries, condition)
@@ -203,6 +219,7 @@ def exposure_rate(records: RunRecords, condition: str, design: Design) -> Value:
     "the injected value.",
     tables={"table2a": "ConflictHarm"},
     replicate=True,
+    answers=True,
 )
 def conflict_harm(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.conflict_harm(records.probes, condition)
@@ -227,6 +244,7 @@ def deletion_residue(records: RunRecords, condition: str, design: Design) -> Val
     doc="The primary state correctness (memory writes are unchanged in Closed Loop); None when "
     "the closed loop was not run.",
     tables={"table2b": "StateCorrectness"},
+    answers=True,
 )
 def closed_loop_state_correctness(records: RunRecords, condition: str, design: Design) -> Value:
     if not ep.query_records(records.queries, condition, "closed_loop"):
@@ -240,6 +258,7 @@ def closed_loop_state_correctness(records: RunRecords, condition: str, design: D
     direction="lower",
     doc="Share of closed-loop queries whose read exposed at least one ineligible item.",
     tables={"table2b": "ExposureRate"},
+    answers=True,
 )
 def closed_loop_exposure_rate(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.exposure_rate_queries(records.queries, condition, "closed_loop")
@@ -252,6 +271,7 @@ def closed_loop_exposure_rate(records: RunRecords, condition: str, design: Desig
     doc="JointSuccess over the closed-loop queries.",
     tables={"table2b": "JointSuccess"},
     replicate=True,
+    answers=True,
 )
 def closed_loop_joint_success(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.joint_success_rate(records.queries, condition, "closed_loop")
@@ -376,6 +396,7 @@ def forged_exposure(records: RunRecords, condition: str, design: Design) -> Valu
     "forged value; None without forged probes.",
     tables={"citation": "ForgedHarm"},
     replicate=True,
+    answers=True,
 )
 def forged_harm(records: RunRecords, condition: str, design: Design) -> Value:
     return cit.forged_harm(records, condition)

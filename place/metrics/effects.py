@@ -177,6 +177,11 @@ def interaction_gain(m: Mapping[str, np.ndarray]) -> np.ndarray:
     return (m["PLACE"] - m["CSS"]) - (m["QASC"] - m["Native"])
 
 
+ANSWER_EFFECTS = frozenset({"JointGain", "InteractionGain", "LeakageDrop"})
+"""Effects that read answers (JointSuccess or answer outcomes); `LeakageDrop_<producer>`
+too. Not measured in an answer-free run (docs/method.md §15)."""
+
+
 def longitudinal_effects(
     checkpoints: Sequence[CheckpointRecord],
     queries: Sequence[QueryRecord],

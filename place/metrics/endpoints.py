@@ -93,7 +93,7 @@ def query_records(
 
 def answer_score(q: QueryRecord) -> float:
     """F1(Ω, gold), an empty gold read as {ABSTAIN}."""
-    return f1(frozenset(q.outcome), gold_outcome(q.gold))
+    return f1(frozenset(q.outcome or ()), gold_outcome(q.gold))
 
 
 def answer_correctness(queries: Iterable[QueryRecord], condition: str) -> float:
@@ -124,6 +124,7 @@ def joint_success(q: QueryRecord) -> bool:
         q.state_correct
         and supported(exposed_facts(q), _facts(q.authorized))
         and not has_ineligible_exposure(q)
+        and q.outcome is not None
         and frozenset(q.outcome) == gold_outcome(q.gold)
     )
 
@@ -162,7 +163,7 @@ def leakage_pairs(queries: Iterable[QueryRecord], condition: str) -> dict[str, b
             and _facts(a.evaluated) == star_a
             and _facts(b.evaluated) == star_b
         )
-        out[qid] = (set(a.outcome) != set(b.outcome)) if counted else None
+        out[qid] = (set(a.outcome or ()) != set(b.outcome or ())) if counted else None
     return out
 
 

@@ -53,6 +53,6 @@ class NativeStoreWriter:
         return plain_summary(self.store, self.readback, entry, day)
 
 
-@register_producer("native", display="Native")
+@register_producer("native", display="Native", llm=True)
 def native(store: WritableStore, context: ProducerContext[None]) -> NativeStoreWriter:
     return NativeStoreWriter(store, context.readback)

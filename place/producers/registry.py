@@ -74,10 +74,12 @@ def register_producer(
     params: type | None = None,
     governance: bool = False,
     display: str | None = None,
+    llm: bool = False,
 ) -> Callable[[FactoryT], FactoryT]:
-    """Register `factory(store, context) -> Writer` under `name`."""
+    """Register `factory(store, context) -> Writer` under `name`; `llm=True` for a producer
+    that writes through the LLM (an answer-free run leaves it out unless asked)."""
     return component_decorator(
-        PRODUCERS, name, params=params, governance=governance, display=display
+        PRODUCERS, name, params=params, governance=governance, display=display, llm=llm
     )
 
 

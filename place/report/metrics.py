@@ -209,8 +209,9 @@ class PilotFamily(_Part):
     model_independent: PilotTally
     """Every item that reads no answer (without `conflict`, deletion without its answer
     clause): `aoep.<condition>.model_independent`."""
-    answer_dependent: PilotTally
-    """Items that read an answer (`conflict`; deletion's answer clause), always `A`."""
+    answer_dependent: PilotTally | None
+    """Items that read an answer (`conflict`; deletion's answer clause), always `A`; None in
+    an answer-free run (not measured)."""
     aoep_kinds: PilotTally
     """`model_independent` over AOEP-v0's named kinds only (without `act` and
     `idempotence`)."""
@@ -269,12 +270,17 @@ class MetricsDocument(_Part):
     retained, total, accurate} (place/metrics/bounded.py); absent for runs without one."""
     bootstrap: Bootstrap
     """The bootstrap's seed and resamples."""
+    not_measured: list[str] | None = None
+    """An answer-free run (`experiment=state`, docs/method.md §15): what it did not measure,
+    because it asked no answer: the endpoint keys (None in every condition), the effect
+    names (estimate None), and `aoep.conflict` and `aoep.answer_dependent` (None in the
+    scorecard). Absent for a run that asked answers."""
 
     def to_json(self) -> dict[str, Any]:
         """The document as written: `design`, a /2 document's `aoep`, `tasks` and
         `aoep_pilot` only when present."""
         doc = self.model_dump(mode="json", by_alias=True)
-        for optional in ("design", "aoep", "tasks", "aoep_pilot", "bounded"):
+        for optional in ("design", "aoep", "tasks", "aoep_pilot", "bounded", "not_measured"):
             if doc[optional] is None:
                 del doc[optional]
         return doc
@@ -290,14 +296,15 @@ def _interval(iv: tuple[float, float] | None) -> list[float | None] | None:
 
 
 def condition_metrics(
-    records: RunRecords, condition: str, design: Design = PAPER
+    records: RunRecords, condition: str, design: Design = PAPER, answers: bool = True
 ) -> ConditionMetrics:
-    """Every declared endpoint of one condition, from the records alone."""
+    """Every declared endpoint of one condition, from the records alone; without `answers`
+    (an answer-free run), None for every endpoint that reads an answer."""
     from place.metrics.catalog import ENDPOINTS
 
     doc: dict[str, Any] = {}
     for _, e in ENDPOINTS.items():
-        value = e.compute(records, condition, design)
+        value = None if e.answers and not answers else e.compute(records, condition, design)
         value = int(value or 0) if e.kind == "count" else _round(value)
         (doc.setdefault(e.group, {}) if e.group else doc)[e.leaf] = value
     return ConditionMetrics.model_validate(doc)
@@ -325,6 +332,8 @@ def compute_metrics(
     """The whole metrics document. `header` carries trajectory, model, counts and (for any
     design but the paper's) the design."""
     design = Design.from_json(header.get("design"))
+    # An answer-free run says so in its header (docs/method.md §15); every other run asked.
+    answers = bool(header.get("answers", True))
     longitudinal = fx.longitudinal_effects(
         records.checkpoints, records.queries, conversations, seed, resamples, design
     )
@@ -337,8 +346,17 @@ def compute_metrics(
         records.queries, records.probes, seed, resamples, design
     ).items():
         effects[name] = _pair(e)
+    unmeasured: list[str] | None = None
+    if not answers:
+        effects = {
+            name: _unmeasured(e)
+            if name in fx.ANSWER_EFFECTS or name.startswith("LeakageDrop_")
+            else e
+            for name, e in effects.items()
+        }
+        unmeasured = not_measured(effects)
     fact = ep.factorization(records.checkpoints, design)
-    card = scorecard(records, design, header.get("core"))
+    card = scorecard(records, design, header.get("core"), answers)
     tasks = task_counts(records, design)
     pilot = pilot_table(card, design)
     return MetricsDocument(
@@ -346,7 +364,7 @@ def compute_metrics(
         model=header["model"],
         counts=header["counts"],
         design=None if design.is_paper else design.to_json(),  # the paper's layout stays
-        conditions={c: condition_metrics(records, c, design) for c in design.names},
+        conditions={c: condition_metrics(records, c, design, answers) for c in design.names},
         effects=effects,
         factorization=Factorization(
             ok=fact.ok,
@@ -359,7 +377,25 @@ def compute_metrics(
         aoep_pilot=None if pilot is None else [PilotRow.model_validate(r) for r in pilot],
         bounded=bounded_group(records, design),
         bootstrap=Bootstrap(seed=seed, resamples=resamples),
+        not_measured=unmeasured,
     )
+
+
+def _unmeasured(e: BlockEffect | PairEffect) -> BlockEffect | PairEffect:
+    """An effect an answer-free run cannot estimate: no estimate, no interval."""
+    if isinstance(e, PairEffect):
+        return PairEffect(estimate=None, interval=None, n=0)
+    return BlockEffect(estimate=None, interval=None, loco_range=None)
+
+
+def not_measured(effects: dict[str, BlockEffect | PairEffect]) -> list[str]:
+    """What an answer-free run lists as not measured: the answer-reading endpoints, the
+    effects among `effects` that read answers, and the scorecard's answer parts."""
+    from place.metrics.catalog import ENDPOINTS
+
+    keys = [e.key for _, e in ENDPOINTS.items() if e.answers]
+    names = [n for n in effects if n in fx.ANSWER_EFFECTS or n.startswith("LeakageDrop_")]
+    return [*keys, *names, "aoep.conflict", "aoep.answer_dependent"]
 
 
 def dump_metrics(metrics: MetricsDocument) -> str:

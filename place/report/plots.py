@@ -600,7 +600,7 @@ def aoep_pilot_figure(
             color = colors.get(r.condition, "#7f7f7f")
             rate = _share(mine.passed, mine.total)
             label = f"{mine.passed}/{mine.total} {mine.mark}"
-            if answer.total:
+            if answer is not None and answer.total:
                 label += f"; {answer.passed}/{answer.total} A"
             if rate is None:
                 ax.barh(

@@ -23,6 +23,30 @@ from place.metrics.catalog import Endpoint, in_table
 from place.report.metrics import BlockEffect, MetricsDocument, PairEffect, PilotTally
 
 EFFECTS = ("StateGain", "LeakageDrop", "JointGain", "InteractionGain")
+NOT_MEASURED = "not measured"
+"""The cell of a figure an answer-free run did not measure (docs/method.md §15): never `–`
+(undefined) and never 0."""
+
+
+def _unmeasured(m: MetricsDocument) -> set[str]:
+    return set(m.not_measured or ())
+
+
+def answer_free_note(runs: Sequence[MetricsDocument]) -> str | None:
+    """The note under a table that shows an answer-free run."""
+    free = [_label(m, runs) for m in runs if m.not_measured]
+    if not free:
+        return None
+    return (
+        f"{', '.join(free)}: answer-free run (experiment=state, docs/method.md §15): no answer "
+        f"was asked, so what reads one is {NOT_MEASURED}"
+    )
+
+
+def _join(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
 CONDITIONS = PAPER.names
 """The paper's four conditions: the rows of its published values."""
 
@@ -172,16 +196,24 @@ def endpoint_table(name: str, runs: Sequence[MetricsDocument], paper: bool) -> T
     columns = in_table(name)
     rows = []
     for m in runs:
+        skip = _unmeasured(m)
         for c in _conditions(m):
             w = m.conditions[c]
-            rows.append([_label(m, runs), c, *[_endpoint_cell(e, w.value) for e in columns]])
+            cells = [NOT_MEASURED if e.key in skip else _endpoint_cell(e, w.value) for e in columns]
+            rows.append([_label(m, runs), c, *cells])
     if paper and section is not None:
         for model, conds in paper_values()[section].items():
             for c in CONDITIONS:
                 published = _ungrouped(conds[c])
                 cells = [_endpoint_cell(e, published) for e in columns]
                 rows.append([_paper_label(model, runs), c, *cells])
-    return Table(name, title, ["Model", "Condition", *[e.tables[name] for e in columns]], rows)
+    return Table(
+        name,
+        title,
+        ["Model", "Condition", *[e.tables[name] for e in columns]],
+        rows,
+        note=answer_free_note(runs) if any(e.answers for e in columns) else None,
+    )
 
 
 def table1a(runs: Sequence[MetricsDocument], paper: bool) -> Table:
@@ -195,6 +227,9 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         row = [_label(m, runs)]
         for name in names:
             e = m.effects.get(name)
+            if name in _unmeasured(m):
+                row.append(NOT_MEASURED)
+                continue
             if e is None:
                 row.append("–")
                 continue
@@ -226,7 +261,7 @@ def table1b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         ),
         ["Model", *names],
         rows,
-        note=interval_warnings(runs),
+        note=_join(interval_warnings(runs), answer_free_note(runs)),
     )
 
 
@@ -249,7 +284,9 @@ AOEP_FAMILIES = (
 """metrics.json `aoep` families: key, column header, kinds (in docs/records.md order)."""
 
 
-def _passed_of(v: dict[str, Any] | None) -> str:
+def _passed_of(v: dict[str, Any] | None, measured: bool = True) -> str:
+    if not measured:
+        return NOT_MEASURED
     return "–" if v is None else f"{v['passed']}/{v['total']}"
 
 
@@ -284,10 +321,14 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
             if c not in card:
                 continue
             row = [_label(m, runs), c]
+            skip = _unmeasured(m)
             for key, _, _kinds in AOEP_FAMILIES:
                 family = card[c].get(key)
                 row.append(_passed_of(family))
-                row += [_passed_of((family or {}).get("kinds", {}).get(k)) for k in shown[key]]
+                row += [
+                    _passed_of((family or {}).get("kinds", {}).get(k), f"aoep.{k}" not in skip)
+                    for k in shown[key]
+                ]
             rows.append(row)
     header = ["Model", "Condition"]
     for key, title, _kinds in AOEP_FAMILIES:
@@ -299,6 +340,7 @@ def aoep(runs: Sequence[MetricsDocument], paper: bool) -> Table:
         + (", §11)" if governed else ")"),
         header,
         rows,
+        note=answer_free_note(runs),
     )
 
 
@@ -320,8 +362,11 @@ named kinds alone) and those that read an answer, per family, then the pilot's p
 figures (docs/method.md §11, "Pilot table")."""
 
 
-def _pilot_cell(t: PilotTally) -> str:
-    """`passed/total mark`; `–` for a part without items."""
+def _pilot_cell(t: PilotTally | None) -> str:
+    """`passed/total mark`; `–` for a part without items; `not measured` for the answer part
+    of an answer-free run."""
+    if t is None:
+        return NOT_MEASURED
     return "–" if t.total == 0 else f"{t.passed}/{t.total} {t.mark}"
 
 

@@ -365,10 +365,12 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
     from place.runner.resume import ResumeRefused, guard
     from place.runner.stack import open_stack
     from place.runner.wiring import (
+        answer_free,
         build_experiment,
         component_params,
         core_of,
         design_of,
+        model_doc,
         recorded_params,
         run_header,
     )
@@ -393,12 +395,9 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
                 "path": cfg.trajectory.path if generated is None else "trajectory.yaml",
                 **({"generated": generated} if generated is not None else {}),
             },
-            {
-                "name": cfg.model.name,
-                "runtime": cfg.model.runtime,
-                "identity": stack.identity.identity,
-            },
+            model_doc(cfg, stack.identity),
             core_of(cfg, trajectory, design),
+            answer_free(cfg),
         )
         seeds = {
             "bootstrap": int(cfg.seeds.bootstrap),

@@ -259,6 +259,39 @@ def cross_problems(cfg: Any) -> list[str]:
     ):
         if value >= m.n_ctx:
             problems.append(_problem(key, value, f"less than model.n_ctx ({m.n_ctx})"))
+    return problems + answer_free_problems(cfg)
+
+
+def answer_free_problems(cfg: Any) -> list[str]:
+    """An answer-free run (`experiment.answers=false`, docs/method.md §15) has no closed loop
+    (it shows the agent its own answers) and must keep a producer."""
+    from place.runner.wiring import skipped_producers
+
+    e = cfg.experiment
+    if bool(e.answers):
+        return []
+    problems = []
+    if bool(e.closed_loop):
+        problems.append(
+            _problem(
+                "experiment.closed_loop",
+                True,
+                "false when experiment.answers=false (the closed loop shows the agent its own "
+                "earlier answers, and an answer-free run asks none)",
+            )
+        )
+    skipped = skipped_producers(cfg)
+    if skipped and len(skipped) == len(cfg.design.producers):
+        problems.append(
+            _problem(
+                "design.producers",
+                list(cfg.design.producers),
+                "at least one producer that needs no LLM when experiment.answers=false and "
+                f"experiment.llm_producers=skip ({', '.join(skipped)} write through the model); "
+                "add one (append, css, ...) or set experiment.llm_producers=run to start the "
+                "model for their writes",
+            )
+        )
     return problems
 
 
@@ -341,6 +374,10 @@ def check_config(cfg: Any) -> tuple[Any, list[str]]:
     problems = forged_k_problems(cfg, trajectory)
     if problems:
         return None, problems
+    from place.runner.wiring import uses_model
+
+    if not uses_model(cfg):  # an answer-free run sends no prompt (docs/method.md §15)
+        return trajectory, []
     return trajectory, prompt_problems(cfg, trajectory)
 
 
@@ -527,7 +564,7 @@ def prompt_needs(cfg: Any, trajectory: Any) -> list[PromptNeed]:
         cfg.answer.system, cfg.answer.user, cfg.answer.dialogue, cfg.answer.empty_memory
     )
     questions = [t.text for _, t, _ in trajectory.queries()] + [p.text for p in trajectory.probes]
-    for what, shown, padding in views:
+    for what, shown, padding in views if cfg.experiment.answers else ():
         if questions:
             question = max(questions, key=count)
             size = _messages_tokens(count, prompt.messages(question, shown)) + padding

@@ -205,6 +205,7 @@ if TYPE_CHECKING:  # mypy cannot read enums made by the functional API; all are 
     BackendKind = StrEnum
     CacheMode = StrEnum
     GeneratedDesign = StrEnum
+    LLMProducers = StrEnum
 else:
     BackendKind = _names("BackendKind", ("qdrant-local", "qdrant-server"))
     """`backend.kind`: embedded Qdrant (local mode) or a Qdrant server."""
@@ -213,11 +214,14 @@ else:
     GeneratedDesign = _names("GeneratedDesign", tuple(design_names()))
     """`trajectory.design`: a generated trajectory's counts, the paper's or about a quarter
     of them plus a governance story (`small`; docs/generator.md)."""
+    LLMProducers = _names("LLMProducers", ("skip", "run"))
+    """`experiment.llm_producers`: what an answer-free run does with an LLM producer."""
 # Enum defaults made once (a call in a dataclass default would be evaluated at class creation
 # anyway; naming them keeps the schema readable).
 DEFAULT_BACKEND = BackendKind("qdrant-local")
 DEFAULT_CACHE_MODE = CacheMode("read-write")
 DEFAULT_GENERATED_DESIGN = GeneratedDesign("small")
+DEFAULT_LLM_PRODUCERS = LLMProducers("skip")
 MAX_SEED = 2**32 - 2
 """llama.cpp reads seeds as uint32 and 0xFFFFFFFF (-1) as "random"; larger or negative seeds
 would break determinism."""
@@ -380,6 +384,21 @@ class ExperimentConfig:
     closed_loop: Annotated[
         bool, Doc("Table 2 B: answers with non-authoritative dialogue context.")
     ] = True
+    answers: Annotated[
+        bool,
+        Doc(
+            "Ask the answer model. false: an answer-free run (experiment=state, docs/method.md "
+            "§15): every read, exposure and checkpoint, no answer call; the endpoints that "
+            "need an answer are reported as not measured."
+        ),
+    ] = True
+    llm_producers: Annotated[
+        LLMProducers,
+        Doc(
+            "Answer-free runs only: `skip` leaves the design's LLM producers (native) out, so "
+            "no model server starts; `run` keeps them and starts the model for their writes."
+        ),
+    ] = DEFAULT_LLM_PRODUCERS
     k: Annotated[
         int,
         Ge(1),

@@ -20,7 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from place import faults
-from place.agent.answer import AnswerModel, DialogueTurn, answer_all
+from place.agent.answer import AnswerCall, AnswerModel, DialogueTurn, answer_all
 from place.design import PAPER, Design
 from place.eligibility import Interpretation, is_eligible, is_ineligible_exposure
 from place.errors import PlaceError
@@ -197,6 +197,9 @@ class Sections:
     primary: bool = True
     utility: bool = True
     closed_loop: bool = True
+    answers: bool = True
+    """False: an answer-free run (docs/method.md §15): every read is made and recorded, no
+    answer is asked (`raw_answer` and `outcome` are null)."""
 
 
 class Experiment:
@@ -207,7 +210,7 @@ class Experiment:
         trajectory: Trajectory,
         reference: Reference,
         backend: Any,
-        answer_model: AnswerModel,
+        answer_model: AnswerModel | None,
         journal: Journal,
         k: int,
         sections: Sections = Sections(),
@@ -780,9 +783,7 @@ class Experiment:
         finally:
             for clone in clones.values():
                 clone.drop()
-        raws = answer_all(
-            self.answers, [(turn.text, p.shown, p.dialogue) for p in pending], self.pool
-        )
+        raws = self._answer([(turn.text, p.shown, p.dialogue) for p in pending])
         for p, raw in zip(pending, raws, strict=True):
             if p.mode == "closed_loop":
                 own = self.journal.state.setdefault("closed_loop", {}).setdefault(p.condition, {})
@@ -791,9 +792,18 @@ class Experiment:
                 QueryRecord(
                     **p.fields,
                     raw_answer=raw,
-                    outcome=sorted(outcome(self.lexicon, raw, query.predicate)),
+                    outcome=None
+                    if raw is None
+                    else sorted(outcome(self.lexicon, raw, query.predicate)),
                 )
             )
+
+    def _answer(self, asks: Sequence[AnswerCall]) -> list[str | None]:
+        """The answers to `asks`; in an answer-free run none is asked (all None)."""
+        if not self.sections.answers:
+            return [None] * len(asks)
+        assert self.answers is not None, "a run that asks answers has an answer model"
+        return list(answer_all(self.answers, asks, self.pool))
 
     def _plan_answers(
         self,
@@ -897,16 +907,13 @@ class Experiment:
         }
         asked = [(probe, read) for probe, _c, _clean, read in planned if read is not None]
         raws = iter(
-            answer_all(
-                self.answers,
-                [(probe.text, [i.text for i in read.exposed], ()) for probe, read in asked],
-                self.pool,
+            self._answer(
+                [(probe.text, [i.text for i in read.exposed], ()) for probe, read in asked]
             )
         )
         for probe, condition, clean, read in planned:
             pref = self.probe_refs[probe.id]
-            if read is not None:
-                raw = next(raws)
+            if read is not None and (raw := next(raws)) is not None:
                 read = read.model_copy(
                     update={
                         "raw_answer": raw,

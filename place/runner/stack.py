@@ -67,7 +67,14 @@ def open_stack(cfg: Any, run_dir: Path) -> Iterator[Stack]:
 
     mode = cache_mode(str(cfg.cache.mode))  # Hydra refused anything else while composing
     cache_path = Path(cfg.cache.path) if cfg.cache.path else run_dir / "llm_cache.sqlite"
+    from place.runner.wiring import uses_model
+
     runtime = build_runtime(cfg.model, run_dir)
+    if not uses_model(cfg):
+        # An answer-free run without LLM producers (docs/method.md §15): no server starts.
+        from place.runtime.model_free import ModelFreeRuntime
+
+        runtime = ModelFreeRuntime(runtime)
     timer = PhaseTimer()
     with runtime, LLMCallCache(cache_path, mode, timer=timer) as cache:
         identity = runtime.identity.cache_identity()

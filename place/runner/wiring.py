@@ -21,8 +21,30 @@ from place.trajectory.model import Trajectory
 
 
 def design_of(cfg: Any) -> Design:
-    """The configured producers × read policies, checked against the registries."""
-    return make_design(cfg.design.name, cfg.design.producers, cfg.design.policies)
+    """The configured producers × read policies, checked against the registries; in an
+    answer-free run with `experiment.llm_producers=skip`, without the LLM producers
+    (`skipped_producers`), so no model server is needed (docs/method.md §15)."""
+    skipped = set(skipped_producers(cfg))
+    producers = [p for p in cfg.design.producers if p not in skipped]
+    return make_design(cfg.design.name, producers, cfg.design.policies)
+
+
+def skipped_producers(cfg: Any) -> list[str]:
+    """The design's LLM producers an answer-free run leaves out (none in any other run)."""
+    from place.producers import PRODUCERS
+
+    if bool(cfg.experiment.answers) or str(cfg.experiment.llm_producers) != "skip":
+        return []
+    return [p for p in cfg.design.producers if p in PRODUCERS and PRODUCERS[p].llm]
+
+
+def uses_model(cfg: Any) -> bool:
+    """Whether the run calls the LLM at all: it asks answers, or keeps an LLM producer."""
+    from place.producers import PRODUCERS
+
+    if bool(cfg.experiment.answers):
+        return True
+    return any(PRODUCERS[p].llm for p in design_of(cfg).producers)
 
 
 def component_params(cfg: Any, design: Design) -> dict[str, dict[str, Any]]:
@@ -81,13 +103,14 @@ def build_experiment(
         trajectory,
         reference,
         backend,
-        answer_model(cfg, chat),
+        answer_model(cfg, chat) if bool(cfg.experiment.answers) else None,
         journal,
         int(cfg.experiment.k),
         Sections(
             bool(cfg.experiment.primary),
             bool(cfg.experiment.utility),
             bool(cfg.experiment.closed_loop),
+            bool(cfg.experiment.answers),
         ),
         progress=bool(cfg.progress),
         on_phase=on_phase,
@@ -122,6 +145,23 @@ def core_of(cfg: Any, trajectory: Trajectory, design: Design) -> list[str] | Non
     return sorted(core_predicates(trajectory.schema, "all" if core == "all" else None))
 
 
+def model_doc(cfg: Any, identity: Any) -> dict[str, Any]:
+    """The header's model: the configured one, or `none` when the run used no model (an
+    answer-free run without LLM producers: its runtime records no weights)."""
+    if not uses_model(cfg):
+        return {"name": identity.name, "runtime": identity.runtime, "identity": identity.identity}
+    return {"name": cfg.model.name, "runtime": cfg.model.runtime, "identity": identity.identity}
+
+
+def answer_free(cfg: Any) -> dict[str, Any] | None:
+    """The header's record of an answer-free run (docs/method.md §15): `answers: false` and
+    the LLM producers it left out; None for a run that asked answers (its header is as it
+    always was)."""
+    if bool(cfg.experiment.answers):
+        return None
+    return {"answers": False, "skipped_producers": skipped_producers(cfg)}
+
+
 def run_header(
     trajectory: Trajectory,
     reference: Reference,
@@ -129,9 +169,11 @@ def run_header(
     trajectory_doc: dict[str, Any],
     model_doc: dict[str, Any],
     core: list[str] | None = None,
+    answer_free: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest header every report reads: trajectory, model, counts, conversations and
-    the design; with `ssgm` in the design, the core predicates (`core_of`)."""
+    the design; with `ssgm` in the design, the core predicates (`core_of`); for an
+    answer-free run, `answers: false` and the producers it skipped (`answer_free`)."""
     return {
         "trajectory": trajectory_doc,
         "model": model_doc,
@@ -139,4 +181,5 @@ def run_header(
         "conversation_ids": [c.id for c in trajectory.conversations],
         "design": design.to_json(),
         **({} if core is None else {"core": core}),
+        **(answer_free or {}),
     }
