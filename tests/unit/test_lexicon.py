@@ -19,6 +19,7 @@ from place.lexicon import (
     outcome,
     value_pattern,
 )
+from place.lexicon.outcome import ABSTENTION_PHRASES
 from place.trajectory.model import Fact
 
 SCHEMA, PRINCIPAL = schema_from_yaml()
@@ -388,9 +389,9 @@ def test_non_canonical_typed_value_is_an_error() -> None:
 A = frozenset({ABSTAIN})
 EMPTY: frozenset[str] = frozenset()
 
-# Ω pinned (docs/method.md §4): values, real abstentions (say the answer is not known or not
-# recorded) and near-misses (bare negations, "none", "nothing", "forgot", empty answers)
-# in about equal numbers.
+# Ω pinned (docs/method.md §4): values, real abstentions (state that the information is
+# missing) and near-misses (bare negations, negated assertions about the world, "none",
+# "nothing", "forgot", empty answers) in about equal numbers.
 OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
     # values
     ("Your flight leaves at 9:40.", "flight_departure", frozenset({"09:40"})),
@@ -404,6 +405,13 @@ OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
         frozenset({"Hotel Lumen", "Marriott"}),
     ),
     ("You are vegetarian and allergic to nuts.", "diet", frozenset({"vegetarian", "nut allergy"})),
+    # a value wins over a negated clause or an abstention next to it
+    ("Nothing changed: the budget is €1,200.", "budget", frozenset({"1200 EUR"})),
+    (
+        "Nothing about Theo's flight is stored, but yours leaves at 9:40.",
+        "flight_departure",
+        frozenset({"09:40"}),
+    ),
     # real abstentions
     ("I don't know.", "flight_departure", A),
     ("I don’t know", "flight_departure", A),
@@ -432,6 +440,32 @@ OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
     ("I have no memory of that.", "hotel", A),
     ("That hasn't been mentioned.", "hotel", A),
     ("It is unclear from what I have.", "hotel", A),
+    # statements of absence (issue #30): a negative quantifier over information with a
+    # recording predicate up to 8 words later in its clause, an existential, or a holder
+    ("Nothing about Theo's flight is stored.", "flight_departure", A),
+    ("Nothing regarding the Porto budget has been recorded", "budget", A),
+    ("No information about the door code is stored", "hotel", A),
+    ("No details of the hotel were saved.", "hotel", A),
+    ("Nothing's been noted about your diet.", "diet", A),
+    ("Sorry, no flight details were mentioned anywhere.", "flight_departure", A),
+    ("None recorded.", "diet", A),
+    ("Nothing was recorded because we never talked about it.", "hotel", A),
+    ("No information is available on that.", "hotel", A),
+    ("There's nothing on Theo's dietary needs in my memory", "diet", A),
+    ("Nothing was found in my notes about the flight.", "flight_departure", A),
+    ("Nothing in my memory mentions a hotel.", "hotel", A),
+    ("There's nothing about your hotel.", "hotel", A),
+    ("There isn't any information on Dana's diet.", "diet", A),
+    ("I have nothing stored about that", "hotel", A),
+    ("No, I don't have anything on this.", "diet", A),
+    ("I've got nothing on the Lisbon budget.", "budget", A),
+    ("I know nothing about your check-in.", "checkin", A),
+    ("My records show no hotel booking for Lisbon.", "hotel", A),
+    ("The memory contains no entry for your flight.", "flight_departure", A),
+    ("My memory has nothing on the budget.", "budget", A),
+    ("None of my notes mention a hotel.", "hotel", A),
+    ("You told me nothing about that.", "hotel", A),
+    ("(no memory items)", "hotel", A),
     # near-misses: neither a value nor an abstention
     ("No.", "diet", EMPTY),
     ("No", "diet", EMPTY),
@@ -457,6 +491,35 @@ OUTCOME_CASES: list[tuple[str, str, frozenset[str]]] = [
     ("Lisbon is lovely this time of year.", "hotel", EMPTY),
     ("Your flight leaves at 9:40.", "hotel", EMPTY),
     ("Your flight leaves in the morning.", "flight_departure", EMPTY),
+    # negated assertions near the constructions of issue #30: the quantifier ranges over
+    # the world (changes, bookings, people), or the recording word is not the negated
+    # clause's main predicate, or it is not negated at all
+    ("Nothing changed since Monday.", "flight_departure", EMPTY),
+    ("Nothing is wrong.", "diet", EMPTY),
+    ("None of the bookings were cancelled.", "hotel", EMPTY),
+    ("No one else recorded the change.", "hotel", EMPTY),
+    ("Nobody mentioned a hotel.", "hotel", EMPTY),
+    ("I forgot to mention it's Oslo.", "hotel", EMPTY),
+    ("No problem, it's recorded.", "diet", EMPTY),
+    ("There is no change to the budget.", "budget", EMPTY),
+    ("Theo has no dietary restrictions.", "diet", EMPTY),
+    ("Nothing stored there is out of date.", "hotel", EMPTY),
+    ("Nothing that is stored is out of date.", "hotel", EMPTY),
+    ("Nothing in my notes has changed.", "hotel", EMPTY),
+    ("Nothing about it has changed.", "hotel", EMPTY),
+    ("No data was lost.", "hotel", EMPTY),
+    ("No details of the booking have changed.", "hotel", EMPTY),
+    ("Nothing has changed since the booking was saved.", "hotel", EMPTY),
+    ("Nothing changed and it's recorded as before.", "flight_departure", EMPTY),
+    ("Nothing changed when it was recorded.", "flight_departure", EMPTY),
+    ("Nothing is available on Tuesday.", "flight_departure", EMPTY),
+    ("Nothing new was stored because the budget is unchanged.", "budget", EMPTY),
+    ("No new information was saved.", "budget", EMPTY),
+    ("My notes show no change to your diet.", "diet", EMPTY),
+    ("My records show no problems with the hotel.", "hotel", EMPTY),
+    ("I have nothing to add.", "diet", EMPTY),
+    ("I don't have anything else to say.", "diet", EMPTY),
+    ("I'd rather you kept nothing about my seat preference.", "diet", EMPTY),
 ]
 
 
@@ -476,6 +539,15 @@ def test_outcome(answer: str, predicate: str, expected: frozenset[str]) -> None:
 def test_abstains_agrees_with_outcome(answer: str, predicate: str, expected: frozenset) -> None:
     if expected in (A, EMPTY):
         assert abstains(answer) is (expected == A)
+
+
+@pytest.mark.parametrize(("pattern", "covers"), ABSTENTION_PHRASES)
+def test_every_abstention_entry_is_exercised(pattern: str, covers: str) -> None:
+    """The table above holds an abstaining answer for each documented phrase or construction,
+    so no entry of ABSTENTION_PHRASES is untested."""
+    entry = re.compile(rf"(?<!\w)(?:{pattern})(?!\w)", re.IGNORECASE)
+    assert covers
+    assert any(o == A and entry.search(a) for a, _p, o in OUTCOME_CASES), covers
 
 
 @pytest.mark.parametrize(
