@@ -261,6 +261,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     from place.report.report import recompute, show_paper, write_tables
 
+    if args.replications and args.dose_response:
+        raise PlaceError(
+            "--dose-response and --replications are different studies (several history "
+            "lengths of the same seeds, or one length); give one of them"
+        )
+    if args.dose_response:
+        from place.report.dose import dose_markdown, load_dose, write_dose
+
+        if args.paper:
+            raise PlaceError(
+                "--paper does not apply with --dose-response (the paper reports one "
+                "trajectory); leave out --paper"
+            )
+        dose = load_dose(args.run_dirs)
+        out = Path(args.out or "dose-response")
+        summary = write_dose(dose.groups, out)
+        print(dose_markdown(summary))
+        return 0
     if args.replications:
         from place.report.replications import collect, markdown, write_replications
 
@@ -366,19 +384,21 @@ def _build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "compare",
         help="one table per model scale from several runs; with --replications: a replication "
-        "study (one design on N trajectories, docs/replications.md)",
+        "study (one design on N trajectories, docs/replications.md); with --dose-response: "
+        "the same seeds at several history lengths",
     )
     p.add_argument(
         "run_dirs",
         nargs="+",
         metavar="DIR",
-        help="run directories; with --replications also Hydra multirun roots (their jobs)",
+        help="run directories; with --replications or --dose-response also Hydra multirun "
+        "roots (their jobs)",
     )
     p.add_argument(
         "--out",
         default=None,
         help="directory for the combined tables (default: comparison, or replications with "
-        "--replications)",
+        "--replications, or dose-response with --dose-response)",
     )
     _paper_flags(p)
     p.add_argument(
@@ -386,6 +406,14 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the runs are replications (same design and model, different trajectories): "
         "mean, 95 %% trajectory-bootstrap interval and spread of every endpoint and effect",
+    )
+    p.add_argument(
+        "--dose-response",
+        action="store_true",
+        help="the runs are one design and model on the same generated seeds at several "
+        "history lengths (trajectory.filler): per length the mean and 95 %% "
+        "trajectory-bootstrap interval, and the paired change longest - shortest "
+        "(docs/replications.md); default --out: dose-response",
     )
     p.set_defaults(func=cmd_compare)
 
