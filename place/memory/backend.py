@@ -8,6 +8,7 @@ library versions first).
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -302,8 +303,21 @@ class Backend:
         return memory
 
 
+_LOADED: dict[str, Any] = {}
+"""Embedders already built in this process, by their configuration: a process that runs
+several jobs (a joblib worker of a study) loads MiniLM once. The model is only read."""
+
+
 def build_embedder(embedder_config: dict[str, Any], dims: int) -> Any:
-    """The embedder every store of a backend shares, from a Mem0 `embedder` section."""
+    """The embedder every store of a backend shares, from a Mem0 `embedder` section (built
+    once per process and configuration)."""
+    key = json.dumps([embedder_config, dims], sort_keys=True, default=str)
+    if key not in _LOADED:
+        _LOADED[key] = _build_embedder(embedder_config, dims)
+    return _LOADED[key]
+
+
+def _build_embedder(embedder_config: dict[str, Any], dims: int) -> Any:
     config = {**embedder_config.get("config", {}), "embedding_dims": dims}
     inner = mem0_compat.create_embedder(embedder_config["provider"], config)
     if embedder_config.get("provider") == "huggingface":

@@ -80,7 +80,10 @@ def _condition_model() -> type[ConditionMetricsBase]:
     from place.metrics.catalog import ENDPOINTS, GROUP_DOCS
 
     def annotation(e: Endpoint) -> Any:
-        return int if e.kind == "count" else float | None
+        # A count an answer-free run did not measure is None, not 0 (docs/method.md §15).
+        if e.kind == "count":
+            return int | None if e.answers else int
+        return float | None
 
     def describe(e: Endpoint) -> str:
         better = "" if e.direction == "none" else f" ({e.direction} is better)"
@@ -304,8 +307,11 @@ def condition_metrics(
 
     doc: dict[str, Any] = {}
     for _, e in ENDPOINTS.items():
-        value = None if e.answers and not answers else e.compute(records, condition, design)
-        value = int(value or 0) if e.kind == "count" else _round(value)
+        if e.answers and not answers:
+            value = None
+        else:
+            value = e.compute(records, condition, design)
+            value = int(value or 0) if e.kind == "count" else _round(value)
         (doc.setdefault(e.group, {}) if e.group else doc)[e.leaf] = value
     return ConditionMetrics.model_validate(doc)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -30,11 +30,15 @@ class Reported(Protocol):
     def factorization(self) -> Any: ...
 
 
-Reporter = Callable[[Path, bool | None], Reported]
-"""(run directory, show the paper's values: None = by the run's own rule) -> the metrics
-document, once written. The
-runner sits below the report layer, so `place.cli` passes `place.report.report.write_report`
-in rather than the runner importing it."""
+class Reporter(Protocol):
+    """(run directory, show the paper's values: None = by the run's own rule, draw the
+    plots) -> the metrics document, once written. The runner sits below the report layer,
+    so `place.cli` passes `place.report.report.write_report` in rather than the runner
+    importing it."""
+
+    def __call__(
+        self, run_dir: Path, paper: bool | None = None, plots: bool = True
+    ) -> Reported: ...
 
 
 class SweepJobFailed(CompactHydraException):
@@ -432,7 +436,7 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
         stack.set_phase("the report (metrics, tables, plots)")
         # The paper's rows follow one rule in `place run` and `place report` (the trajectory
         # is the paper's and paper_values is on): the reporter reads both from the run.
-        metrics = report(run_dir, None)
+        metrics = report(run_dir, None, plots=bool(cfg.plots))
         timings = stack.timings()
         timings["governance"] = round(experiment.governance_seconds, 3)
         timings["metrics"] = round(time.perf_counter() - metrics_started, 3)

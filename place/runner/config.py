@@ -508,6 +508,13 @@ class RunConfig:
         ),
     ] = True
     progress: Annotated[bool, Doc("Show a progress bar on stderr.")] = True
+    plots: Annotated[
+        bool,
+        Doc(
+            "Draw the run's plots (plots/*.png). false: metrics and tables only, e.g. for the "
+            "jobs of a population study; `place report RUN` draws them later from the records."
+        ),
+    ] = True
 
 
 RESERVED_DESIGN_KEYS = frozenset(f.name for f in fields(DesignConfig))

@@ -740,7 +740,9 @@ class Experiment:
         self._checkpoint(turn.id, "pre-query", conv, query=query.id)
         worlds = [("a", self.stores, qref.state, qref.support.facts)]
         clones: dict[str, Any] = {}
-        if self.sections.primary and query.pair_insert is not None:
+        # World b exists to compare answers (LeakageRate): an answer-free run has none to
+        # compare, so it makes no world b (docs/method.md §15).
+        if self.sections.primary and self.sections.answers and query.pair_insert is not None:
             clones = {row: self.stores[row].clone(f"{row}__b") for row in self.rows}
             forks = {row: self.writers[row].fork(clone) for row, clone in clones.items()}
             self._write(forks, query.pair_insert, conv, 0, "b", query=query.id)
@@ -874,7 +876,13 @@ class Experiment:
                     c: self._probe_read(self.stores[row], c, probe, tau, conv) for c in conditions
                 }
                 injected: dict[str, ProbeRead | None] = dict.fromkeys(conditions)
-                if probe.conflict is not None or probe.forged is not None:
+                # A conflict probe's injected read is scored only by its answer
+                # (ConflictHarm): an answer-free run reads it only for a forged probe, whose
+                # exposure is scored without one (ForgedExposure).
+                inject = probe.forged is not None or (
+                    probe.conflict is not None and self.sections.answers
+                )
+                if inject:
                     copy = self.stores[row].clone(f"{row}__probe")
                     try:
                         asker = tau.asker or self.traj.principal
