@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from place.archive import load_run_records
 from place.design import Design
 from place.metrics import citation as cit
 from place.metrics import endpoints as ep
@@ -60,7 +61,7 @@ def load_run(path: str | Path) -> Run:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     metrics_path = run_dir / "metrics.json"
     metrics = load_metrics(metrics_path) if metrics_path.exists() else None
-    records = RunRecords.load(run_dir / "records")
+    records = load_run_records(run_dir)
     checkpoints = _frame(
         [
             {
@@ -77,8 +78,9 @@ def load_run(path: str | Path) -> Run:
             {
                 **q.model_dump(exclude={"schema_", "exposed"}),
                 "exposed_texts": [e.text for e in q.exposed],
-                "answer_score": ep.answer_score(q),
-                "joint_success": ep.joint_success(q),
+                # None where no answer was asked (an answer-free run), not a zero.
+                "answer_score": None if q.outcome is None else ep.answer_score(q),
+                "joint_success": None if q.outcome is None else ep.joint_success(q),
                 "ineligible_exposure": ep.has_ineligible_exposure(q),
                 "supported": ep.supported(ep.exposed_facts(q), frozenset(map(tuple, q.authorized))),
             }

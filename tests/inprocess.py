@@ -87,6 +87,7 @@ def run_inprocess(
     from place.report.report import write_report
     from place.runner.journal import Journal
     from place.runner.wiring import (
+        answer_free,
         build_experiment,
         component_params,
         core_of,
@@ -112,6 +113,7 @@ def run_inprocess(
         or {"id": trajectory.id, "sha256": trajectory.sha256, "path": "trajectory.yaml"},
         {"name": "scripted-fake", "runtime": "fake", "identity": "fake"},
         core_of(cfg, trajectory, experiment.design),
+        answer_free(cfg),
     )
     manifest = {
         "status": "complete",

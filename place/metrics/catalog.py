@@ -154,7 +154,6 @@ def leakage_rate(records: RunRecords, condition: str, design: Design) -> Value:
     direction="none",
     kind="count",
     doc="Number of causal pairs the leakage rate counts.",
-    answers=True,
 )
 def leakage_n(records: RunRecords, condition: str, design: Design) -> Value:
     return ep.leakage_rate(records.queries, condition)[1]

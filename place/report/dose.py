@@ -20,8 +20,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -554,23 +552,6 @@ def dose_figure(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -
 # --- writing --------------------------------------------------------------------------------
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    """`atomic.write_text` for bytes (a PNG): a reader sees the old file or the new one. The
-    temporary file is created with the ordinary 0666 & ~umask mode, as a plain open would."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_dose(
     groups: Mapping[int, Sequence[MetricsDocument]],
     out_dir: Path,
@@ -594,5 +575,5 @@ def write_dose(
     # inputs only (matplotlib writes no date into a PNG), as replications' forest.png.
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     plt.close(fig)
-    _write_bytes(out_dir / "dose_response.png", buf.getvalue())
+    atomic.write_bytes(out_dir / "dose_response.png", buf.getvalue())
     return summary

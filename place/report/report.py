@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from place import atomic, faults
+from place.archive import load_run_records
 from place.errors import PlaceError
-from place.records import RunRecords
 from place.report.integrity import check_one_run
 from place.report.metrics import MetricsDocument, compute_metrics, dump_metrics
 from place.report.plots import write_plots
@@ -27,7 +27,7 @@ def load_manifest(run_dir: Path) -> dict[str, Any]:
 def recompute(run_dir: Path) -> MetricsDocument:
     """The metrics document, from manifest header and records/*.jsonl only."""
     manifest = load_manifest(run_dir)
-    records = RunRecords.load(run_dir / "records")
+    records = load_run_records(run_dir)
     check_one_run(run_dir, records, manifest["header"])
     return compute_metrics(
         records,
@@ -75,5 +75,5 @@ def write_report(
     shown = show_paper(paper, [metrics], load_manifest(run_dir))
     write_tables([metrics], run_dir / "tables", shown, note=note)
     if plots:
-        write_plots(RunRecords.load(run_dir / "records"), metrics, run_dir / "plots")
+        write_plots(load_run_records(run_dir), metrics, run_dir / "plots")
     return metrics

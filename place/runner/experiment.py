@@ -740,9 +740,9 @@ class Experiment:
         self._checkpoint(turn.id, "pre-query", conv, query=query.id)
         worlds = [("a", self.stores, qref.state, qref.support.facts)]
         clones: dict[str, Any] = {}
-        # World b exists to compare answers (LeakageRate): an answer-free run has none to
-        # compare, so it makes no world b (docs/method.md §15).
-        if self.sections.primary and self.sections.answers and query.pair_insert is not None:
+        # An answer-free run makes world b too: its answers are not compared, but its
+        # checkpoints are scorecard items (promotion) and its pairs are counted.
+        if self.sections.primary and query.pair_insert is not None:
             clones = {row: self.stores[row].clone(f"{row}__b") for row in self.rows}
             forks = {row: self.writers[row].fork(clone) for row, clone in clones.items()}
             self._write(forks, query.pair_insert, conv, 0, "b", query=query.id)

@@ -18,6 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "place"
 LAYERS: list[tuple[str, ...]] = [
     # 0. Foundations: the records format, errors and small utilities every layer may use.
     ("__init__", "data", "records", "errors", "atomic", "faults", "timing", "determinism"),
+    # The records archive of a run (reads records, writes atomically).
+    ("archive",),
     # Declarations every layer may use: named registries and declared parameters.
     ("registry", "params", "mappings"),
     # 1. The public input format.
