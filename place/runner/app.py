@@ -308,7 +308,11 @@ def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
         from hydra.types import RunMode
 
         run_dir = Path(HydraConfig.get().runtime.output_dir)
+        sweep = HydraConfig.get().mode == RunMode.MULTIRUN
         try:
+            if sweep and finished_job(cfg, run_dir):
+                print(f"place run: {run_dir}: complete already, skipped (a resumed sweep)")
+                return
             metrics = run_experiment(cfg, run_dir, report)
             print(where_it_is(run_dir))
             fact = metrics.factorization
@@ -335,6 +339,24 @@ def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
     finally:
         sys.argv = saved
     return outcome["code"]
+
+
+def finished_job(cfg: Any, run_dir: Path) -> bool:
+    """This sweep job's directory holds it, complete (`place.runner.resume.finished_same`)."""
+    from omegaconf import OmegaConf
+
+    from place.reference.validate import load_trajectory
+    from place.runner.resume import finished_same
+
+    if not (run_dir / "manifest.json").is_file():
+        return False
+    path = run_dir / "trajectory.yaml" if cfg.trajectory.seed is not None else None
+    if path is None:
+        path = Path(resolve_path(cfg.trajectory.path))
+    if not path.is_file():
+        return False
+    config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
+    return finished_same(run_dir, config, load_trajectory(path).sha256)
 
 
 def where_it_is(run_dir: Path) -> str:

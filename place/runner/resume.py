@@ -27,6 +27,7 @@ RECORD_NEUTRAL = frozenset(
         "cache.path",
         "progress",
         "paper_values",
+        "plots",
         "answer.concurrency",
         "model.timeout_s",
         "model.retries",
@@ -41,9 +42,10 @@ RECORD_NEUTRAL = frozenset(
 Labels (`trajectory.name`, `experiment.name`), where the trajectory file lies (its content
 is compared instead), how the cache is used (every answer it holds is the model's), how
 many answer calls go at once (records do not depend on it), patience with the model
-(timeouts, retries), what is shown (progress, the paper's values) and the bootstrap, which
+(timeouts, retries), what is shown (progress, the paper's values, plots) and the bootstrap, which
 `place report` recomputes from the records. docs/decisions.md, "Resume only what can be
 resumed"."""
+
 
 class ResumeRefused(PlaceError):
     """The run directory holds a finished run, or another run, or records of no known run."""
@@ -133,6 +135,20 @@ def guard(run_dir: Path, config: Mapping[str, Any], trajectory_sha: str) -> None
         )
 
 
+def finished_same(run_dir: Path, config: Mapping[str, Any], trajectory_sha: str) -> bool:
+    """`run_dir` holds this very job, finished: a complete manifest with the same
+    record-changing settings and trajectory. A resumed sweep (an interrupted study run again
+    with the same `hydra.sweep.dir`) skips such a job instead of refusing the sweep."""
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if manifest.get("status") != "complete":
+        return False
+    recorded_sha = ((manifest.get("header") or {}).get("trajectory") or {}).get("sha256")
+    return not differences(manifest.get("config") or {}, config, recorded_sha, trajectory_sha)
+
+
 def run_dirs(argv: Sequence[str], jobs: Sequence[Sequence[str]], sweeping: bool) -> list[Path]:
     """The run directory Hydra will give each job (`hydra.run.dir`, or a multirun's
     `hydra.sweep.dir`/`hydra.sweep.subdir` with the job's number), relative paths against the
@@ -173,6 +189,8 @@ def guard_jobs(argv: Sequence[str], jobs: Sequence[Sequence[str]], configs: Iter
             continue
         trajectory, _ = trajectory_problems(cfg)  # checked already: it loads (cached)
         config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
+        if sweeping and finished_same(run_dir, config, trajectory.sha256):
+            continue  # done in an earlier, interrupted launch of this sweep: skipped
         try:
             guard(run_dir, config, trajectory.sha256)
         except ResumeRefused as exc:

@@ -75,3 +75,79 @@ def test_extended_tables_and_plots_are_written(extended_real: Path) -> None:
         assert name in tables
     for plot in ("state_correctness", "effects", "families", "aoep"):
         assert (extended_real / "plots" / f"{plot}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# -- the answer-free run (experiment=state, docs/method.md §15) ------------------------------
+
+
+def _model_servers(pid: int) -> list[str]:
+    """The command lines of llama.cpp servers among `pid`'s descendants."""
+    import psutil
+
+    found = []
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    for child in children:
+        try:
+            line = " ".join(child.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if "llama_cpp" in line:
+            found.append(line)
+    return found
+
+
+@pytest.fixture(scope="module")
+def state_real(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """`place run experiment=state design=extended trajectory=smoke`, its process tree
+    watched the whole time for a model server."""
+    import time
+
+    run_dir = tmp_path_factory.mktemp("state-real") / "run"
+    proc = place_run(run_dir, "experiment=state", "design=extended")
+    servers: list[str] = []
+    while proc.poll() is None:
+        servers += _model_servers(proc.pid)
+        time.sleep(0.05)
+    finish(proc)
+    return run_dir, servers
+
+
+def test_an_answer_free_run_starts_no_model_and_calls_none(
+    state_real: tuple[Path, list[str]],
+) -> None:
+    run_dir, servers = state_real
+    assert servers == []
+    assert not list((run_dir / "logs").glob("llamacpp-server-*.log"))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["header"]["model"] == {"name": "none", "runtime": "none", "identity": "none"}
+    assert manifest["header"]["answers"] is False
+    assert manifest["header"]["skipped_producers"] == ["native"]
+    assert manifest["cache"]["entries"] == 0 and manifest["cache"]["misses"] == 0
+    assert manifest["timings"]["llm"] == 0.0
+
+
+def test_an_answer_free_run_measures_what_the_full_run_measures(
+    state_real: tuple[Path, list[str]], extended_real: Path
+) -> None:
+    state, full = metrics(state_real[0]), metrics(extended_real)
+    unmeasured = set(state["not_measured"])
+    # The native producer writes through the model: left out, its conditions with it.
+    kept = [
+        name for name, producer, _policy in full["design"]["conditions"] if producer != "native"
+    ]
+    assert list(state["conditions"]) == kept and len(kept) == 8
+    for condition, values in state["conditions"].items():
+        for key, value in values.items():
+            if key in unmeasured or isinstance(value, dict):
+                continue
+            assert value == full["conditions"][condition][key], (condition, key)
+        assert (
+            state["aoep"][condition]["model_independent"]
+            == full["aoep"][condition]["model_independent"]
+        ), condition
+    for name, effect in state["effects"].items():
+        if name not in unmeasured:
+            assert effect == full["effects"][name], name

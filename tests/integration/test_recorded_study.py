@@ -3,10 +3,11 @@
 Ten `small` generated trajectories (seeds 0-9), append and css × five read policies (cited too).
 Fast checks: every job is complete and recorded on one clean commit, its trajectory file is
 exactly what `place generate` writes for its seed, and the committed summary is what
-`place compare --replications` makes of the jobs. Slow: the whole study runs again as one
-Hydra multirun (`trajectory=generated trajectory.seed=0,...,9`), every model call answered
-from the jobs' committed caches (replay-only: a miss fails), and every job's metrics, and
-the summary, come out identical.
+`place compare --replications` makes of the jobs. Slow: a sample of the jobs runs again as
+one Hydra multirun (`trajectory=generated trajectory.seed=0,5,9`), every model call answered
+from the jobs' committed caches (replay-only: a miss fails), and every replayed job's
+metrics come out identical. (The whole study replayed in 244 s of CI's 45 minutes; the
+fast test above ties the summary to every job's records.)
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ STUDY = ROOT / "experiments" / "replications" / "smollm2-135m"
 SUMMARY = ROOT / "experiments" / "replications" / "summary-smollm2-135m"
 SEEDS = range(10)
 JOBS = [STUDY / f"{seed}_smollm2-135m" for seed in SEEDS]
+REPLAYED = (0, 5, 9)
+"""The jobs CI replays: the first, the last, and one whose answers Ω reads as abstentions."""
 SWEEP = [
     "trajectory=generated",
     "design.name=replication",
@@ -102,8 +105,8 @@ def test_the_committed_summary_is_what_compare_makes_of_the_jobs(tmp_path: Path)
 def test_the_study_replays_as_a_multirun_to_identical_metrics(tmp_path: Path) -> None:
     caches = tmp_path / "caches"
     caches.mkdir()
-    for seed, job in zip(SEEDS, JOBS, strict=True):
-        shutil.copyfile(job / "llm_cache.sqlite", caches / f"cache-{seed}.sqlite")
+    for seed in REPLAYED:
+        shutil.copyfile(JOBS[seed] / "llm_cache.sqlite", caches / f"cache-{seed}.sqlite")
     sweep_dir = tmp_path / "study"
     done = subprocess.run(
         [
@@ -113,7 +116,7 @@ def test_the_study_replays_as_a_multirun_to_identical_metrics(tmp_path: Path) ->
             "run",
             "-m",
             *SWEEP,
-            f"trajectory.seed={','.join(map(str, SEEDS))}",
+            f"trajectory.seed={','.join(map(str, REPLAYED))}",
             "cache.mode=replay-only",
             f"cache.path={caches}/cache-${{trajectory.seed}}.sqlite",
             f"hydra.sweep.dir={sweep_dir}",
@@ -126,13 +129,10 @@ def test_the_study_replays_as_a_multirun_to_identical_metrics(tmp_path: Path) ->
         check=False,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    for job in JOBS:
-        replayed = sweep_dir / job.name
+    for num, seed in enumerate(REPLAYED):
+        job, replayed = JOBS[seed], sweep_dir / f"{num}_smollm2-135m"
         assert json.loads((replayed / "metrics.json").read_text()) == json.loads(
             (job / "metrics.json").read_text()
         ), job.name
         assert _manifest(replayed)["cache"]["misses"] == 0
         assert (replayed / "trajectory.yaml").read_bytes() == (job / "trajectory.yaml").read_bytes()
-    out = tmp_path / "summary"
-    _compare(sweep_dir, out)
-    assert (out / "replications.md").read_bytes() == (SUMMARY / "replications.md").read_bytes()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -183,7 +184,7 @@ def _multirun(args: list[str], sweep_dir: Path, timeout: float) -> str:
     return out
 
 
-def _check_jobs(sweep_dir: Path, names: list[str]) -> list[dict]:
+def _check_jobs(sweep_dir: Path, names: list[str], own_cache: bool = True) -> list[dict]:
     jobs = sorted(p for p in sweep_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
     assert [p.name for p in jobs] == names
     manifests = []
@@ -193,7 +194,7 @@ def _check_jobs(sweep_dir: Path, names: list[str]) -> list[dict]:
         manifest = json.loads((job / "manifest.json").read_text())
         assert manifest["status"] == "complete"
         assert (job / "qdrant").is_dir() and any((job / "qdrant").iterdir())
-        assert (job / "llm_cache.sqlite").is_file()
+        assert (job / "llm_cache.sqlite").is_file() or not own_cache
         assert (job / "records").is_dir() and (job / "history").is_dir()
         manifests.append(manifest)
     return manifests
@@ -253,17 +254,32 @@ def test_paper_sweep_against_fake_ollama(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.integration
-def test_embedded_k_sweep_with_joblib(tmp_path: Path) -> None:
-    """Two embedded SmolLM2 jobs (k=3, k=5) in parallel, each with its own llama.cpp server."""
+def test_embedded_k_sweep_with_joblib(tmp_path: Path, cold_run: Path) -> None:
+    """Two embedded SmolLM2 jobs (k=3, k=5) in parallel, each with its own llama.cpp server.
+
+    Each job starts from its own copy of the smoke run's cache (CI time): Native's writes and
+    the k=5 answers replay, the k=3 answers go to the job's server."""
     sweep_dir = tmp_path / "sweep"
+    caches = tmp_path / "caches"
+    caches.mkdir()
+    for k in (3, 5):
+        shutil.copyfile(cold_run / "llm_cache.sqlite", caches / f"cache-{k}.sqlite")
     _multirun(
         # One llama.cpp thread per job: two jobs share two cores without oversubscription.
-        ["trajectory=smoke", "experiment=primary", "experiment.k=3,5", "model.n_threads=1"],
+        [
+            "trajectory=smoke",
+            "experiment=primary",
+            "experiment.k=3,5",
+            "model.n_threads=1",
+            f"cache.path={caches}/cache-${{experiment.k}}.sqlite",
+        ],
         sweep_dir,
         timeout=3600,
     )
     names = ["0_smollm2-135m", "1_smollm2-135m"]
-    manifests = _check_jobs(sweep_dir, names)
+    manifests = _check_jobs(sweep_dir, names, own_cache=False)
+    # The k=3 job asked its own server for the answers no earlier run had.
+    assert manifests[0]["cache"]["misses"] > 0 and manifests[1]["cache"]["misses"] == 0
     assert [m["config"]["experiment"]["k"] for m in manifests] == [3, 5]
     assert len({m["config"]["model"]["name"] for m in manifests}) == 1
     tables = _compare(sweep_dir, names)
