@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import machine_info, write_result
+from place.mappings import flatten
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDY = ROOT / "experiments" / "replications" / "smollm2-135m"
@@ -67,23 +68,13 @@ def _jobs(sweep: Path) -> list[Path]:
     return sorted((p for p in sweep.iterdir() if (p / "manifest.json").is_file()), key=str)
 
 
-def _flat(doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in doc.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 def differences(state: dict[str, Any], replay: dict[str, Any]) -> list[str]:
     """Every figure the answer-free run measured that differs from the replay's."""
     unmeasured = set(state.get("not_measured") or ())
     out = []
     for condition, values in state["conditions"].items():
-        theirs = _flat(replay["conditions"][condition])
-        for key, value in _flat(values).items():
+        theirs = flatten(replay["conditions"][condition])
+        for key, value in flatten(values).items():
             if key not in unmeasured and value != theirs.get(key):
                 out.append(f"{condition} {key}: {value} != {theirs.get(key)}")
         if (

@@ -37,30 +37,17 @@ from place import atomic
 from place.design import Design
 from place.errors import PlaceError
 from place.metrics.catalog import ENDPOINTS
-from place.report.metrics import MetricsDocument, load_metrics
+from place.report.metrics import MetricsDocument
 from place.report.plots import DPI, palette
-from place.report.replications import bootstrap_mean, collect, summarise
+from place.report.replications import COLUMNS as REPLICATION_COLUMNS
+from place.report.replications import bootstrap_mean, load_docs, summarise
 from place.report.tables import Table, fmt, to_csv, to_markdown
 
 MODEL_FREE = ("state_correctness", "needed_support", "exposure_rate", "deletion_residue")
 """The default endpoints of the table and figure: those no answer model is needed for, so a
 dose-response study reads the same in an answer-free run."""
 
-COLUMNS = [
-    "filler",
-    "kind",
-    "condition",
-    "name",
-    "n",
-    "mean",
-    "lo",
-    "hi",
-    "min",
-    "max",
-    "values",
-    "of_kind",
-    "not_measured",
-]
+COLUMNS = ["filler", *REPLICATION_COLUMNS, "of_kind", "not_measured"]
 """`summarise`'s columns with the length in front; `of_kind`: the kind of quantity a row is
 about (for a `change` row, the kind it is the change of; else equal to `kind`);
 `not_measured`: a run at that length says the quantity was not measured (answer-free)."""
@@ -190,18 +177,7 @@ def load_dose(dirs: Iterable[str | Path], recompute: bool = True) -> Dose:
     one model, each on its own trajectory) grouped by history length (`group_docs`).
     `recompute`: recompute each run's metrics from its records (as `place compare` does);
     else read its `metrics.json`."""
-    from place.report.report import recompute as from_records
-
-    paths = collect(dirs)
-    docs = []
-    for p in paths:
-        if recompute:
-            docs.append(from_records(p))
-            continue
-        metrics = p / "metrics.json"
-        if not metrics.is_file():
-            raise PlaceError(f"{p}: no metrics.json; run `place report {p}` first")
-        docs.append(load_metrics(metrics))
+    paths, docs = load_docs(dirs, recompute)
     groups = group_docs(docs, [str(p) for p in paths])
     by_doc = {id(d): p for d, p in zip(docs, paths, strict=True)}
     return Dose(groups, {f: [by_doc[id(d)] for d in ds] for f, ds in groups.items()})

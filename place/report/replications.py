@@ -160,6 +160,16 @@ def load_replications(dirs: Iterable[str | Path], recompute: bool = True) -> Rep
     """A study's runs (`collect`), their metrics documents and the summary. `recompute`:
     recompute each run's metrics from its records (as `place compare` does); else read each
     run's `metrics.json`."""
+    paths, docs = load_docs(dirs, recompute)
+    return Replications(paths, docs, summarise(docs))
+
+
+def load_docs(
+    dirs: Iterable[str | Path], recompute: bool = True
+) -> tuple[list[Path], list[MetricsDocument]]:
+    """A study's runs (`collect`) and their metrics documents, in run order: recomputed from
+    each run's records (`recompute`, as `place compare` does), else read from its
+    `metrics.json`."""
     from place.report.report import recompute as from_records
 
     paths = collect(dirs)
@@ -172,7 +182,7 @@ def load_replications(dirs: Iterable[str | Path], recompute: bool = True) -> Rep
         if not metrics.is_file():
             raise PlaceError(f"{p}: no metrics.json; run `place report {p}` first")
         docs.append(load_metrics(metrics))
-    return Replications(paths, docs, summarise(docs))
+    return paths, docs
 
 
 # --- the statistics -----------------------------------------------------------------------

@@ -13,21 +13,12 @@ import pytest
 from fakes.scripted_chat import ScriptedChat
 
 from place.design import make_design
+from place.mappings import flatten
 from place.reference.validate import load_trajectory
 
 ROOT = Path(__file__).parents[2]
 SMOKE = load_trajectory(ROOT / "trajectories" / "smoke.yaml")
 DESIGN = make_design("state-test", ["append", "css"], ["native", "posthoc", "qasc", "cited"])
-
-
-def _flat(doc: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in doc.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +75,8 @@ def test_every_measured_figure_is_the_full_runs(runs: dict[str, Any]) -> None:
     assert list(state["conditions"]) == list(full["conditions"])
     compared = 0
     for condition in state["conditions"]:
-        mine = _flat(state["conditions"][condition])
-        theirs = _flat(full["conditions"][condition])
+        mine = flatten(state["conditions"][condition])
+        theirs = flatten(full["conditions"][condition])
         for key, value in mine.items():
             if key not in unmeasured:
                 assert value == theirs[key], (condition, key)
