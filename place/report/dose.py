@@ -238,7 +238,7 @@ def _change_rows(
     for k in [*at_short, *(k for k in at_long if k not in at_short)]:
         a, b = at_short.get(k), at_long.get(k)
         # A quantity one end lacks (a layout without a group) is missing on every seed there.
-        n = len(a["values"] if a else b["values"])  # type: ignore[index]
+        n = len(a["values"] if a else b["values"])  # type: ignore[index]  # reason: a or b is set (k comes from one of them)
         xa = a["values"] if a else [None] * n
         xb = b["values"] if b else [None] * n
         diffs = [None if x is None or y is None else y - x for x, y in zip(xa, xb, strict=True)]
