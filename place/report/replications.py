@@ -44,6 +44,22 @@ CONFIDENCE = (2.5, 97.5)
 
 FOREST_ENDPOINT = ("JointSuccess", "joint_success")
 """The endpoint drawn per condition in the forest plot, below the effects."""
+FOREST_ANSWER_FREE = ("StateCorrectness", "state_correctness")
+"""It, in an answer-free study (JointSuccess reads answers: not measured there)."""
+NOT_MEASURED = "not measured"
+
+
+def unmeasured(docs: Sequence[MetricsDocument]) -> set[str]:
+    """What every run of the study lists as not measured (answer-free runs, docs/method.md
+    §15): its cells read `not measured`, not `–`."""
+    sets = [set(d.not_measured or ()) for d in docs]
+    return set.intersection(*sets) if sets else set()
+
+
+def forest_endpoint(docs: Sequence[MetricsDocument]) -> tuple[str, str]:
+    """(display, key) of the endpoint the forest plot draws per condition."""
+    return FOREST_ANSWER_FREE if FOREST_ENDPOINT[1] in unmeasured(docs) else FOREST_ENDPOINT
+
 
 AOEP_FAMILIES = ("obligations", "invariants")
 
@@ -349,10 +365,15 @@ def header_line(docs: Sequence[MetricsDocument]) -> str:
         origin = ", ".join(_label(d) for d in docs)
     design = (docs[0].design or {}).get("name", "paper")
     b = docs[0].bootstrap
+    free = (
+        "; answer-free runs (experiment=state): what reads an answer is not measured"
+        if unmeasured(docs)
+        else ""
+    )
     return (
         f"Replication study: {len(docs)} trajectories ({origin}); design {design} "
         f"({', '.join(conditions)}); model {docs[0].model['name']}; 95 % percentile "
-        f"bootstrap over trajectories, {b.resamples} resamples, seed {b.seed}"
+        f"bootstrap over trajectories, {b.resamples} resamples, seed {b.seed}{free}"
     )
 
 
@@ -372,8 +393,15 @@ def endpoints_table(docs: Sequence[MetricsDocument], summary: pd.DataFrame) -> T
     (place.metrics.catalog `replicate=True`); the summary has every endpoint."""
     runs = len(docs)
     columns = replicated()
+    skip = unmeasured(docs)
     rows = [
-        [c, *[cell(_row(summary, "endpoint", c, e.key), runs) for e in columns]]
+        [
+            c,
+            *[
+                NOT_MEASURED if e.key in skip else cell(_row(summary, "endpoint", c, e.key), runs)
+                for e in columns
+            ],
+        ]
         for c in check_docs(docs)
     ]
     return Table(
@@ -388,8 +416,12 @@ def endpoints_table(docs: Sequence[MetricsDocument], summary: pd.DataFrame) -> T
 
 def effects_table(docs: Sequence[MetricsDocument], summary: pd.DataFrame) -> Table:
     runs = len(docs)
+    skip = unmeasured(docs)
     rows = []
     for _, r in summary[summary["kind"] == "effect"].iterrows():
+        if r["name"] in skip:
+            rows.append([r["name"], "0", NOT_MEASURED, "–"])
+            continue
         positive = sum(1 for v in r["values"] if v is not None and v > 0)
         rows.append([r["name"], str(r["n"]), cell(r, r["n"]), f"{positive}/{r['n']}"])
     return Table(
@@ -418,10 +450,15 @@ def markdown(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None = Non
 # --- the forest plot ----------------------------------------------------------------------
 
 
-def _forest_rows(summary: pd.DataFrame, kind: str) -> list[pd.Series]:
+def _forest_rows(
+    summary: pd.DataFrame, kind: str, docs: Sequence[MetricsDocument]
+) -> list[pd.Series]:
+    skip = unmeasured(docs)
     if kind == "effect":
-        return [r for _, r in summary[summary["kind"] == "effect"].iterrows()]
-    hit = summary[(summary["kind"] == "endpoint") & (summary["name"] == FOREST_ENDPOINT[1])]
+        effects = summary[summary["kind"] == "effect"]
+        return [r for _, r in effects.iterrows() if r["name"] not in skip]
+    key = forest_endpoint(docs)[1]
+    hit = summary[(summary["kind"] == "endpoint") & (summary["name"] == key)]
     return [r for _, r in hit.iterrows()]
 
 
@@ -491,7 +528,9 @@ def forest_figure(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None 
     design = Design.from_json(docs[0].design)
     colors = palette(conditions, design if set(conditions) <= set(design.names) else None)
     panels = [
-        (rows, kind) for kind in ("effect", "endpoint") if (rows := _forest_rows(summary, kind))
+        (rows, kind)
+        for kind in ("effect", "endpoint")
+        if (rows := _forest_rows(summary, kind, docs))
     ]
     heights = [max(len(rows), 1) for rows, _ in panels]
     fig, axes = plt.subplots(
@@ -505,12 +544,16 @@ def forest_figure(docs: Sequence[MetricsDocument], summary: pd.DataFrame | None 
     for ax, (rows, kind) in zip(axes[:, 0], panels, strict=True):
         _draw(ax, rows, colors, zero=kind == "effect", runs=len(docs))
         ax.set_xlabel(
-            "effect estimate" if kind == "effect" else f"{FOREST_ENDPOINT[0]} per condition"
+            "effect estimate" if kind == "effect" else f"{forest_endpoint(docs)[0]} per condition"
         )
     design_name = (docs[0].design or {}).get("name", "paper")
+    free = (
+        "\nanswer-free runs: effects that read answers are not measured" if unmeasured(docs) else ""
+    )
     axes[0, 0].set_title(
         f"{docs[0].model['name']}, design {design_name}: mean over {len(docs)} trajectories\n"
-        "with 95 % trajectory-bootstrap interval; dots: one per trajectory (×k: k share a value)",
+        "with 95 % trajectory-bootstrap interval; dots: one per trajectory (×k: k share a value)"
+        + free,
         fontsize=9,
     )
     return fig
