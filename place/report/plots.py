@@ -317,10 +317,13 @@ def effects_figure(metrics: MetricsDocument) -> Figure:
         e = metrics.effects[name]
         if e.estimate is None:
             why = " (no counted pairs)" if isinstance(e, PairEffect) and e.n == 0 else ""
+            said = f"n/a: not estimable{why}"
+            if name in (metrics.not_measured or ()):
+                said = "not measured: it reads answers (answer-free run)"
             ax.text(
                 0,
                 i,
-                f"  n/a: not estimable{why}",
+                f"  {said}",
                 va="center",
                 fontsize=8,
                 color="0.35",
@@ -359,21 +362,32 @@ def effects_with_intervals(metrics: MetricsDocument, path: Path) -> None:
 # --- AnswerCorrectness per family ---------------------------------------------------------
 
 
-def family_scores(records: RunRecords, conditions: list[str]) -> dict[str, dict[str, list[float]]]:
+def family_scores(
+    records: RunRecords, conditions: list[str], answers: bool = True
+) -> dict[str, dict[str, list[float]]]:
     """Per condition and query family, the AnswerCorrectness of each primary query of
-    world a (an empty list: the condition has no query of that family)."""
+    world a (an empty list: the condition has no query of that family); without `answers`
+    (an answer-free run, which has none), whether the query's read exposed every fact of
+    Q* (1) or not (0), as QuerySupport."""
     scores: dict[str, dict[str, list[float]]] = {c: {f: [] for f in FAMILIES} for c in conditions}
     for q in records.queries:
         row = scores.get(q.condition, {})
         if q.mode == "primary" and q.world == "a" and q.family in row:
-            row[q.family].append(ep.answer_score(q))
+            row[q.family].append(ep.answer_score(q) if answers else query_support(q))
     return scores
+
+
+def query_support(q: Any) -> float:
+    """1 when every fact of the query's Q* is readable from what its read exposed."""
+    authorized = frozenset(tuple(f) for f in q.authorized)
+    return float(ep.supported(ep.exposed_facts(q), authorized))
 
 
 def families_figure(
     scores: Mapping[str, Mapping[str, Sequence[float]]],
     conditions: list[str],
     design: Design | None = None,
+    measure: str = "AnswerCorrectness",
 ) -> Figure:
     """A group of bars per query family, a bar per condition: the mean AnswerCorrectness
     of its queries, with the number of queries under the family. A score of 0 is a short
@@ -430,7 +444,7 @@ def families_figure(
     ax.set_xticks(range(len(FAMILIES)), [f"{f}\n{counts[f]}" for f in FAMILIES])
     ax.set_xlim(-0.5, len(FAMILIES) - 0.5)
     ax.axhline(0, color="k", lw=0.6, zorder=2)
-    ax.set_ylabel("AnswerCorrectness")
+    ax.set_ylabel(measure)
     ax.set_ylim(-0.03, 1.05)
     ax.grid(axis="y", color="0.92", lw=0.6)
     ax.set_axisbelow(True)
@@ -439,16 +453,28 @@ def families_figure(
         "score of 0, a hatched empty slot has no query",
         fontsize=8,
     )
-    ax.set_title("AnswerCorrectness per query family")
+    ax.set_title(
+        f"{measure} per query family"
+        if measure == "AnswerCorrectness"
+        else f"{measure} per query family (answer-free run: AnswerCorrectness not measured)"
+    )
     handles = [Patch(facecolor=colors[c], label=c) for c in conditions]
     _legend(fig, conditions, design, handles)
     return fig
 
 
 def per_family_bars(
-    records: RunRecords, conditions: list[str], path: Path, design: Design | None = None
+    records: RunRecords,
+    conditions: list[str],
+    path: Path,
+    design: Design | None = None,
+    answers: bool = True,
 ) -> None:
-    _save(families_figure(family_scores(records, conditions), conditions, design), path)
+    """AnswerCorrectness per family; in an answer-free run, which has no answer, QuerySupport
+    (every fact of Q* exposed), titled so."""
+    measure = "AnswerCorrectness" if answers else "QuerySupport"
+    scores = family_scores(records, conditions, answers)
+    _save(families_figure(scores, conditions, design, measure), path)
 
 
 # --- the AOEP scorecard -------------------------------------------------------------------
@@ -716,7 +742,7 @@ def write_plots(records: RunRecords, metrics: MetricsDocument, out_dir: Path) ->
     design = _design(metrics)
     state_across_checkpoints(records, conditions, paths[0], design)
     effects_with_intervals(metrics, paths[1])
-    per_family_bars(records, conditions, paths[2], design)
+    per_family_bars(records, conditions, paths[2], design, answers=not metrics.not_measured)
     aoep_scorecard(metrics, paths[3])
     if metrics.aoep_pilot:
         paths.append(out_dir / "aoep_pilot.png")

@@ -95,3 +95,17 @@ def test_every_measured_figure_is_the_full_runs(runs: dict[str, Any]) -> None:
     for name, effect in state["effects"].items():
         if name not in unmeasured:
             assert effect == full["effects"][name], name
+
+
+def test_the_family_plot_shows_support_not_zeros(runs: dict[str, Any]) -> None:
+    from place.archive import load_run_records
+    from place.report.plots import family_scores, query_support
+
+    records = load_run_records(runs["root"] / "state")
+    conditions = list(runs["state"]["conditions"])
+    scores = family_scores(records, conditions, answers=False)
+    values = [v for c in conditions for f in scores[c].values() for v in f]
+    assert values and set(values) <= {0.0, 1.0} and 1.0 in values
+    css = [q for q in records.queries if q.condition == "PLACE" and q.world == "a"]
+    assert all(query_support(q) == 1.0 for q in css)  # PLACE exposes every fact of Q*
+
