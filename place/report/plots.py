@@ -566,7 +566,12 @@ def aoep_figure(
     ax.set_title(
         f"AOEP scorecard: {metrics.model['name']}\n"
         "a store that keeps nothing sits at the top left "
-        "(passes every invariant, keeps no obligation)",
+        "(passes every invariant, keeps no obligation)"
+        + (
+            "\nanswer-free run: items judged without their answer clauses, conflict not measured"
+            if metrics.not_measured
+            else ""
+        ),
         fontsize=9,
     )
     return fig, points
