@@ -9,6 +9,7 @@ each figure of metrics.json is recomputed from them (docs/method.md §7).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -495,7 +496,8 @@ class RunRecords:
     audits: list[AuditRecord] = field(default_factory=list)
 
     @classmethod
-    def load(cls, records_dir: Path) -> RunRecords:
+    def load(cls, records_dir: Path, only: Iterable[str] | None = None) -> RunRecords:
+        """The records of `records_dir`; with `only`, just those kinds (`"step"`, ...)."""
         out = cls()
         targets: dict[str, list] = {
             "checkpoint": out.checkpoints,
@@ -507,7 +509,10 @@ class RunRecords:
             "compaction": out.compactions,
             "audit": out.audits,
         }
+        wanted = None if only is None else set(only)
         for kind, (name, model) in RECORD_FILES.items():
+            if wanted is not None and kind not in wanted:
+                continue
             path = records_dir / name
             if not path.exists():
                 continue

@@ -10,6 +10,7 @@ from typing import Any
 from place import atomic, faults
 from place.archive import load_run_records
 from place.errors import PlaceError
+from place.records import RunRecords
 from place.report.integrity import check_one_run
 from place.report.metrics import MetricsDocument, compute_metrics, dump_metrics
 from place.report.plots import write_plots
@@ -24,10 +25,11 @@ def load_manifest(run_dir: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def recompute(run_dir: Path) -> MetricsDocument:
-    """The metrics document, from manifest header and records/*.jsonl only."""
+def recompute(run_dir: Path, records: RunRecords | None = None) -> MetricsDocument:
+    """The metrics document, from manifest header and records/*.jsonl only (`records`: those
+    records, already loaded)."""
     manifest = load_manifest(run_dir)
-    records = load_run_records(run_dir)
+    records = load_run_records(run_dir) if records is None else records
     check_one_run(run_dir, records, manifest["header"])
     return compute_metrics(
         records,
@@ -66,7 +68,9 @@ def write_report(
 ) -> MetricsDocument:
     """metrics.json, tables and plots of a run directory, from its records. `paper`: None
     shows the paper's rows by `show_paper`'s rule, True/False forces them on or off."""
-    metrics = recompute(run_dir)
+    # The records are read once, for the metrics and the plots.
+    records = load_run_records(run_dir)
+    metrics = recompute(run_dir, records)
     atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
     faults.kill_point("report")
     note = compute_note(load_manifest(run_dir))
@@ -75,5 +79,5 @@ def write_report(
     shown = show_paper(paper, [metrics], load_manifest(run_dir))
     write_tables([metrics], run_dir / "tables", shown, note=note)
     if plots:
-        write_plots(load_run_records(run_dir), metrics, run_dir / "plots")
+        write_plots(records, metrics, run_dir / "plots")
     return metrics

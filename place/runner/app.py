@@ -469,7 +469,9 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
             cache=stack.cache.stats(),
             mem0_failures=stack.backend.mem0_error_count,
             # From the step records, so a resumed run counts the steps of every session.
-            truncated_calls=truncated_calls(RunRecords.load(run_dir / "records").steps),
+            truncated_calls=truncated_calls(
+                RunRecords.load(run_dir / "records", only=("step",)).steps
+            ),
         )
         fact = metrics.factorization
         if not fact.ok:
