@@ -40,7 +40,7 @@ from place.metrics.catalog import ENDPOINTS
 from place.report.metrics import MetricsDocument
 from place.report.plots import DPI, palette
 from place.report.replications import COLUMNS as REPLICATION_COLUMNS
-from place.report.replications import bootstrap_mean, load_docs, summarise
+from place.report.replications import load_docs, stats, summarise
 from place.report.tables import Table, fmt, to_csv, to_markdown
 
 MODEL_FREE = ("state_correctness", "needed_support", "exposure_rate", "deletion_residue")
@@ -192,21 +192,6 @@ def _not_measured(doc: MetricsDocument) -> set[str]:
     return set(getattr(doc, "not_measured", None) or [])
 
 
-def _stats(values: list[float | None], seed: int, resamples: int) -> dict[str, Any]:
-    """n, mean, lo, hi, min, max of the non-missing values, as `summarise` computes them."""
-    present = [v for v in values if v is not None]
-    lo, hi = bootstrap_mean(present, seed, resamples)
-    return {
-        "n": len(present),
-        "mean": float(np.mean(present)) if present else math.nan,
-        "lo": lo,
-        "hi": hi,
-        "min": min(present) if present else math.nan,
-        "max": max(present) if present else math.nan,
-        "values": values,
-    }
-
-
 def _length_rows(filler: int, docs: list[MetricsDocument]) -> list[dict[str, Any]]:
     """`summarise(docs)` as rows with the length; a quantity a run lists as not measured is
     missing on that run (even if the document carries a number for it) and flagged."""
@@ -222,7 +207,7 @@ def _length_rows(filler: int, docs: list[MetricsDocument]) -> list[dict[str, Any
                 row["not_measured"] = True
                 masked = [None if o else v for v, o in zip(r["values"], off, strict=True)]
                 if masked != r["values"]:
-                    row.update(_stats(masked, seed, resamples))
+                    row.update(stats(masked, seed, resamples))
         rows.append(row)
     return rows
 
@@ -248,7 +233,7 @@ def _change_rows(
                 "kind": "change",
                 "condition": k[1],
                 "name": k[2],
-                **_stats(diffs, seed, resamples),
+                **stats(diffs, seed, resamples),
                 "of_kind": k[0],
                 "not_measured": bool((a and a["not_measured"]) or (b and b["not_measured"])),
             }

@@ -99,12 +99,13 @@ def _lch_hex(lightness: float, chroma: float, hue: float) -> str:
 
 def shades(count: int) -> list[float]:
     """CIELAB lightness of each of `count` read policies, darkest first: 22 apart for two
-    or three policies, the range 25–75 shared out from four on (12.5 apart for five, 10 for
-    six): shades of one hue stay about ΔE 10 apart or more up to six policies (9.9 after
-    rounding to 8-bit sRGB at six; tests/unit/test_plot_colours.py checks ≥ 10 up to five)."""
+    or three policies, the range 25–75 shared out from four to six (12.5 apart for five, 10
+    for six), and from seven on a range widened to keep them 10.5 apart (18.5–81.5 for
+    seven, `design=population`): shades of one hue stay about ΔE 10 apart or more
+    (tests/unit/test_plot_colours.py checks ≥ 10 for every shipped design)."""
     if count <= 1:
         return [50.0]
-    span = min(50.0, 22.0 * (count - 1))
+    span = min(50.0, 22.0 * (count - 1)) if count <= 6 else 10.5 * (count - 1)
     return [50.0 - span / 2 + span * i / (count - 1) for i in range(count)]
 
 

@@ -217,6 +217,22 @@ def bootstrap_mean(values: Sequence[float], seed: int, resamples: int) -> tuple[
     return float(lo), float(hi)
 
 
+def stats(values: list[float | None], seed: int, resamples: int) -> dict[str, Any]:
+    """One quantity over the runs: n, mean, the bootstrap interval lo, hi, min and max of
+    its non-missing values (NaN where undefined), and the per-run `values` as given."""
+    present = [v for v in values if v is not None]
+    lo, hi = bootstrap_mean(present, seed, resamples)
+    return {
+        "n": len(present),
+        "mean": float(np.mean(present)) if present else math.nan,
+        "lo": lo,
+        "hi": hi,
+        "min": min(present) if present else math.nan,
+        "max": max(present) if present else math.nan,
+        "values": values,
+    }
+
+
 def _present(endpoints: dict[str, Any]) -> dict[str, Any]:
     """A condition's endpoints without the groups its layout lacks (a /4 document has no
     §12 groups: they read as None and are not endpoints of that run)."""
@@ -297,24 +313,10 @@ def summarise(docs: Sequence[MetricsDocument]) -> pd.DataFrame:
         for family in AOEP_FAMILIES:
             values = [_rate(((d.aoep or {}).get(c) or {}).get(family)) for d in docs]
             quantities.append(("aoep", c, family, values))
-    rows = []
-    for kind, condition, name, values in quantities:
-        present = [v for v in values if v is not None]
-        lo, hi = bootstrap_mean(present, seed, resamples)
-        rows.append(
-            {
-                "kind": kind,
-                "condition": condition,
-                "name": name,
-                "n": len(present),
-                "mean": float(np.mean(present)) if present else math.nan,
-                "lo": lo,
-                "hi": hi,
-                "min": min(present) if present else math.nan,
-                "max": max(present) if present else math.nan,
-                "values": values,
-            }
-        )
+    rows = [
+        {"kind": kind, "condition": condition, "name": name, **stats(values, seed, resamples)}
+        for kind, condition, name, values in quantities
+    ]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     # pandas 3 infers a string dtype, which turns None into NaN: effects have no condition.
     frame["condition"] = pd.Series([r["condition"] for r in rows], dtype=object)

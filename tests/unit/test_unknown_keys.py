@@ -16,10 +16,12 @@ from place.runner.app import run_main
 from place.runner.overrides import override_problems
 
 ROOT = Path(__file__).parents[2]
-EXPERIMENT_KEYS = "allowed keys of experiment: name, primary, utility, closed_loop, k"
+EXPERIMENT_KEYS = (
+    "allowed keys of experiment: name, primary, utility, closed_loop, answers, llm_producers, k"
+)
 TOP_KEYS = (
     "allowed top-level keys: model, design, backend, trajectory, experiment, answer, cache, "
-    "seeds, paper_values, progress"
+    "seeds, paper_values, progress, plots"
 )
 MODELS = "allowed: qwen2.5-3b, qwen2.5-7b, smollm2-135m"
 KK = f"unknown key experiment.kk; {EXPERIMENT_KEYS} (did you mean experiment.k?)"
