@@ -14,7 +14,7 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_OPENMP=ON
 WHEELHOUSE := $(HOME)/.cache/place/wheels/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 
-.PHONY: setup run test lint clean-venv
+.PHONY: setup run test lint clean-venv slurm
 
 setup: $(STAMP)
 
@@ -36,8 +36,13 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/place run $(ARGS)
 
+# SLURM's daemons and munge for the one-node cluster of the SLURM tests: installed when the
+# machine is root with apt (CI is), else the script says what is missing (docs/sweeps.md).
+slurm:
+	bash tests/slurm/install.sh
+
 # ruff, then the type checker (settings in pyproject.toml [tool.mypy]), then the whole suite.
-test: setup
+test: setup slurm
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

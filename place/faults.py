@@ -18,6 +18,10 @@ answer, before Mem0 acts on it), ``css-verify`` (certified writes landed, readba
 done), ``pair-world-b`` (world b written, before its reads), ``probes`` (a conflict copy
 written, before its reads) and ``report`` (records complete, metrics written, tables not).
 Example: ``PLACE_FAULT="css-verify@3:kill"``.
+
+``PLACE_SLOW_UNIT_S`` (seconds) makes every unit that much slower, with a sleep just before it
+is journaled, so the SLURM tests can land a time-limit or requeue signal inside a unit of a
+run that otherwise takes seconds.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import time
 from collections import Counter
 from pathlib import Path
 
 from place.errors import PlaceError
 
 ENV = "PLACE_FAULT"
+SLOW_ENV = "PLACE_SLOW_UNIT_S"
 KILL_POINTS = ("native-add", "css-verify", "pair-world-b", "probes", "report")
 PERTURB_POINTS = ("checkpoint-read",)
 WRITE_PREFIX = "write:"
@@ -106,3 +112,17 @@ def write_fails(path: Path) -> bool:
 def disk_full(path: Path) -> OSError:
     """The error a write to `path` on a full disk raises."""
     return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+
+def slow_unit() -> None:
+    """Sleep `PLACE_SLOW_UNIT_S` seconds (unset: nothing) at the end of a unit."""
+    value = os.environ.get(SLOW_ENV)
+    if not value:
+        return
+    try:
+        delay = float(value)
+    except ValueError:
+        delay = -1.0
+    if not 0 <= delay <= 3600:
+        raise PlaceError(f"{SLOW_ENV}: {value!r} is not a number of seconds from 0 to 3600")
+    time.sleep(delay)

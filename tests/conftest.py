@@ -2,6 +2,8 @@
 modules here (builders, fakes, inprocess, recompute, smoke_runs) import by name from
 `tests/unit/` and `tests/integration/`."""
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,27 @@ def cold_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = tmp_path_factory.mktemp("e2e") / "cold"
     finish(place_run(run_dir))
     return run_dir
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A one-node SLURM cluster (real munged, slurmctld, slurmd; tests/slurm_cluster.py),
+    started once for the session and stopped at its end. Without SLURM's programs the tests
+    that use it skip, except in CI (CI=true), where they fail: CI must run them."""
+    from slurm_cluster import Cluster, missing
+
+    absent = missing()
+    if absent:
+        why = f"SLURM is not installed here ({', '.join(absent)} missing): see docs/sweeps.md"
+        if os.environ.get("CI"):
+            pytest.fail(why + "; CI installs it with `make test` (tests/slurm/install.sh)")
+        pytest.skip(why)
+    cluster = Cluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 SMALL_SEEDS = range(5)

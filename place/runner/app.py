@@ -6,10 +6,11 @@ override, a wrong type or an invalid trajectory exits 2 with a message and write
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -284,6 +285,10 @@ def run_main(argv: Sequence[str], report: Reporter | None = None) -> int:
         # `--check` runs the preflight itself, for its note.
         jobs = check_jobs(argv, preflight=not checking)
         note = preflight_note(jobs, sweeping) if checking else None
+        from place.runner.slurm_check import check_controller, uses_slurm
+
+        if sweeping and uses_slurm(argv):
+            check_controller()
         # Before Hydra writes anything into a job's directory: resume only the same run.
         from place.runner.resume import guard_jobs
 
@@ -410,7 +415,19 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
     # `run_main` checked the directory before Hydra wrote into it; checked again here, before
     # the runner writes, for any way in that did not pass there.
     guard(run_dir, config, trajectory.sha256)
-    with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
+    with (
+        Journal(run_dir) as journal,
+        open_stack(cfg, run_dir) as stack,
+        stop_at_boundaries(journal),
+    ):
+        if journal.units_done:
+            # Said on every resume, so a requeued SLURM job's log shows where it went on.
+            print(
+                f"place run: resuming {run_dir}: {journal.units_done} units journaled, "
+                f"{journal.cut_lines} record lines of an unfinished unit cut",
+                file=sys.stderr,
+                flush=True,
+            )
         header = run_header(
             trajectory,
             reference,
@@ -479,6 +496,32 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
             manifest["first_mismatch"] = fact.first_mismatch
         write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     return metrics
+
+
+@contextlib.contextmanager
+def stop_at_boundaries(journal: Any) -> Iterator[None]:
+    """In a SLURM sweep job, SLURM's stop signals wait for the end of the unit in flight
+    (`place.runner.preemption`); elsewhere nothing changes."""
+    from place.runner.preemption import for_job
+
+    launcher = None
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        launcher = HydraConfig.get().launcher
+    except ValueError:  # not inside a Hydra job (tests call run_experiment directly)
+        pass
+    stop = for_job(launcher)
+    if stop is None:
+        yield
+        return
+    with stop:
+        journal.on_commit.append(stop.boundary)
+        stop.units_done = journal.units_done
+        try:
+            yield
+        finally:
+            journal.on_commit.remove(stop.boundary)
 
 
 def trajectory_file(t: Any, run_dir: Path) -> tuple[Path, dict[str, Any] | None]:

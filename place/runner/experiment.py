@@ -287,6 +287,7 @@ class Experiment:
                     self.journal.save()
                 self._execute(unit)
                 self.backend.sync()
+                faults.slow_unit()
                 self.journal.commit_unit(unit.index)
                 bar.update(1)
             if self.journal.units_done == len(units):

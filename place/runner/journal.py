@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,6 +39,11 @@ class Journal:
         self.state: dict[str, Any] = {}
         """Small resumable state that units leave for later units (e.g. closed-loop answers)."""
         self._committed: dict[str, int] = dict(self.counts)
+        self.cut_lines = 0
+        """Record lines an interrupted unit had appended, cut when this journal opened."""
+        self.on_commit: list[Callable[[int], None]] = []
+        """Called with `units_done` after each unit is durable (a SLURM job stops there:
+        place.runner.preemption)."""
 
     def __enter__(self) -> Journal:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -77,21 +83,25 @@ class Journal:
             self.counts.update(doc["record_counts"])
             self.state = doc.get("state", {})
         for name in self.counts:
-            self._truncate(self.records_dir / name, self.counts[name])
+            self.cut_lines += self._truncate(self.records_dir / name, self.counts[name])
         self._committed = dict(self.counts)
 
     @staticmethod
-    def _truncate(path: Path, lines: int) -> None:
-        """Keep the first `lines` complete lines (drop what a killed unit appended)."""
+    def _truncate(path: Path, lines: int) -> int:
+        """Keep the first `lines` complete lines (drop what a killed unit appended); returns
+        how many lines, complete or not, were dropped."""
         if not path.exists():
-            return
+            return 0
         with path.open("rb+") as fh:
             offset = 0
             for kept, line in enumerate(fh):
                 if kept == lines or not line.endswith(b"\n"):
                     break
                 offset += len(line)
+            fh.seek(offset)
+            dropped = sum(1 for _ in fh)
             fh.truncate(offset)
+        return dropped
 
     def append(self, record: RunRecord) -> None:
         kind = record.kind
@@ -115,6 +125,8 @@ class Journal:
         self.units_done = unit_index + 1
         self.save()
         self._committed = dict(self.counts)
+        for hook in self.on_commit:
+            hook(self.units_done)
 
     def save(self) -> None:
         doc = {
