@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,20 @@ def smoke_args(caches: Path) -> list[str]:
     ]
 
 
+LAUNCHED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_launcher_left_behind() -> Iterator[None]:
+    """A test that fails while `place run -m` waits for its jobs leaves nothing running."""
+    yield
+    while LAUNCHED:
+        proc = LAUNCHED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def launch(
     sweep_dir: Path, *overrides: str, cluster: Cluster | None, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
@@ -73,7 +88,7 @@ def launch(
         else []
     )
     base = cluster.env if cluster is not None else None
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [*PLACE, "run", "-m", *slurm, *overrides, f"hydra.sweep.dir={sweep_dir}", "progress=false"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -81,6 +96,8 @@ def launch(
         text=True,
         env={**(base or {}), **(env or {})} if base or env else None,
     )
+    LAUNCHED.append(proc)
+    return proc
 
 
 def job_logs(sweep_dir: Path) -> str:
