@@ -17,8 +17,6 @@ both, with a bootstrap interval that resamples seeds (the pairs), not the two le
 
 from __future__ import annotations
 
-import io
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +36,7 @@ from place.design import Design
 from place.errors import PlaceError
 from place.metrics.catalog import ENDPOINTS
 from place.report.metrics import MetricsDocument
+from place.report.outputs import save_png, write_summary_csv
 from place.report.plots import DPI, palette
 from place.report.replications import COLUMNS as REPLICATION_COLUMNS
 from place.report.replications import load_docs, stats, summarise
@@ -526,15 +525,6 @@ def write_dose(
     for table in dose_tables(summary, endpoints):
         atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
     atomic.write_text(out_dir / "dose_response.md", dose_markdown(summary, endpoints))
-    full = summary.assign(values=[json.dumps(v) for v in summary["values"]])
-    atomic.write_text(
-        out_dir / "dose_response_summary.csv", full.to_csv(index=False, lineterminator="\n")
-    )
-    fig = dose_figure(summary, endpoints)
-    buf = io.BytesIO()
-    # No Software entry: the PNG holds no matplotlib version, so its bytes depend on the
-    # inputs only (matplotlib writes no date into a PNG), as replications' forest.png.
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    plt.close(fig)
-    atomic.write_bytes(out_dir / "dose_response.png", buf.getvalue())
+    write_summary_csv(summary, out_dir / "dose_response_summary.csv")
+    save_png(dose_figure(summary, endpoints), out_dir / "dose_response.png", DPI)
     return summary

@@ -35,6 +35,7 @@ from place.errors import PlaceError
 from place.mappings import flatten
 from place.metrics.catalog import replicated
 from place.report.metrics import OPTIONAL_GROUPS, MetricsDocument, load_metrics
+from place.report.outputs import save_png, write_summary_csv
 from place.report.plots import palette
 from place.report.tables import Table, fmt, to_csv, to_latex, to_markdown
 
@@ -47,6 +48,7 @@ FOREST_ENDPOINT = ("JointSuccess", "joint_success")
 FOREST_ANSWER_FREE = ("StateCorrectness", "state_correctness")
 """It, in an answer-free study (JointSuccess reads answers: not measured there)."""
 NOT_MEASURED = "not measured"
+FOREST_DPI = 120
 
 
 def unmeasured(docs: Sequence[MetricsDocument]) -> set[str]:
@@ -572,12 +574,6 @@ def write_replications(docs: Sequence[MetricsDocument], out_dir: Path) -> pd.Dat
         atomic.write_text(out_dir / f"{table.name}.tex", to_latex(table))
         atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
     atomic.write_text(out_dir / "replications.md", markdown(docs, summary))
-    full = summary.assign(values=[json.dumps(v) for v in summary["values"]])
-    atomic.write_text(
-        out_dir / "replications_summary.csv", full.to_csv(index=False, lineterminator="\n")
-    )
-    fig = forest_figure(docs, summary)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_dir / "forest.png", dpi=120, metadata={"Software": None})
-    plt.close(fig)
+    write_summary_csv(summary, out_dir / "replications_summary.csv")
+    save_png(forest_figure(docs, summary), out_dir / "forest.png", FOREST_DPI)
     return summary
