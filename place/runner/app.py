@@ -415,11 +415,7 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
     # `run_main` checked the directory before Hydra wrote into it; checked again here, before
     # the runner writes, for any way in that did not pass there.
     guard(run_dir, config, trajectory.sha256)
-    with (
-        Journal(run_dir) as journal,
-        open_stack(cfg, run_dir) as stack,
-        stop_at_boundaries(journal),
-    ):
+    with Journal(run_dir) as journal, open_stack(cfg, run_dir) as stack:
         if journal.units_done:
             # Said on every resume, so a requeued SLURM job's log shows where it went on.
             print(
@@ -467,10 +463,14 @@ def run_experiment(cfg: Any, run_dir: Path, report: Reporter | None) -> Reported
         experiment = build_experiment(
             cfg, trajectory, reference, stack.backend, stack.chat, journal, on_phase=stack.set_phase
         )
-        try:
-            experiment.run()
-        finally:
-            experiment.close()
+        # Only the units wait for their boundary: a stop signal before them (start-up) or
+        # after them (the report) takes effect at once, and the requeued job does that part
+        # again from the journal.
+        with stop_at_boundaries(journal):
+            try:
+                experiment.run()
+            finally:
+                experiment.close()
         metrics_started = time.perf_counter()
         stack.set_phase("the report (metrics, tables, plots)")
         # The paper's rows follow one rule in `place run` and `place report` (the trajectory

@@ -69,7 +69,11 @@ class BoundaryStop:
                 self._saved[sig] = signal.signal(sig, self._on_signal)
         return self
 
-    def __exit__(self, *_: object) -> None:
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if self.pending is not None and exc_type is None:
+            # Caught after the last boundary: stop now rather than drop the signal.
+            self.log("place run: stopping after the last unit")
+            self._stop(None)
         self._restore()
 
     def _restore(self) -> None:
@@ -108,6 +112,7 @@ class BoundaryStop:
 
     def _stop(self, frame: FrameType | None) -> None:
         signum = self.pending if self.pending is not None else signal.SIGTERM
+        self.pending = None  # acted on: stops once
         handler = self._saved.get(signum)
         self._restore()
         if signum == signal.SIGUSR2 and callable(handler):

@@ -87,6 +87,18 @@ def test_a_unit_past_the_grace_is_cut_by_submitits_handler(
     assert "did not end within 0.2 s" in lines[-1]
 
 
+def test_a_signal_after_the_last_boundary_stops_when_the_units_end(
+    submitit: FakeSubmititHandler,
+) -> None:
+    lines: list[str] = []
+    with pytest.raises(SystemExit), BoundaryStop(grace_s=30, log=lines.append) as stop:
+        stop.boundary(27)
+        os.kill(os.getpid(), signal.SIGUSR2)
+        time.sleep(0.05)
+    assert submitit.calls == [signal.SIGUSR2]
+    assert lines[-1] == "place run: stopping after the last unit"
+
+
 def test_no_signal_no_stop_and_handlers_restored(submitit: FakeSubmititHandler) -> None:
     with BoundaryStop(grace_s=1, log=lambda _: None) as stop:
         assert signal.getsignal(signal.SIGUSR2) != submitit
