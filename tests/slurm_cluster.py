@@ -22,20 +22,23 @@ DAEMONS = ("munged", "slurmctld", "slurmd")
 COMMANDS = ("sbatch", "scontrol", "sinfo", "squeue", "scancel")
 
 
+SBIN = ("/usr/sbin", "/sbin")
+"""Where Debian puts the daemons, off a non-root PATH."""
+
+
+def _find(name: str) -> str | None:
+    return shutil.which(name) or next(
+        (str(Path(d, name)) for d in SBIN if Path(d, name).exists()), None
+    )
+
+
 def missing() -> list[str]:
     """The programs the cluster needs that this machine lacks."""
-    sbin = ("/usr/sbin", "/sbin")
-    return [
-        name
-        for name in (*DAEMONS, *COMMANDS)
-        if shutil.which(name) is None and not any(Path(d, name).exists() for d in sbin)
-    ]
+    return [name for name in (*DAEMONS, *COMMANDS) if _find(name) is None]
 
 
 def _program(name: str) -> str:
-    found = shutil.which(name) or next(
-        (str(Path(d, name)) for d in ("/usr/sbin", "/sbin") if Path(d, name).exists()), None
-    )
+    found = _find(name)
     if found is None:
         raise FileNotFoundError(name)
     return found

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from slurm_cluster import Cluster
-from smoke_runs import PLACE, ROOT
+from smoke_runs import PLACE, ROOT, units_done
 
 from place import faults
 
@@ -257,7 +257,6 @@ def test_scontrol_requeue_resumes_after_the_last_journaled_unit(
     slurm: Cluster, local_smoke: Path, tmp_path: Path
 ) -> None:
     sweep = tmp_path / "sweep"
-    progress = sweep / JOB / "progress.json"
     proc = launch(
         sweep,
         *smoke_args(tmp_path / "caches"),
@@ -265,12 +264,7 @@ def test_scontrol_requeue_resumes_after_the_last_journaled_unit(
         env={faults.SLOW_ENV: "1"},
     )
     deadline = time.monotonic() + 600
-    while True:
-        try:
-            if read(progress)["units_done"] >= 5:
-                break
-        except (OSError, ValueError, KeyError):
-            pass
+    while units_done(sweep / JOB) < 5:  # progress.json is replaced atomically
         assert proc.poll() is None and time.monotonic() < deadline, "the job never got going"
         time.sleep(0.2)
     (task,) = array_ids(sweep)
@@ -307,7 +301,7 @@ def test_time_limit_stops_at_a_unit_boundary_and_is_requeued(
     assert stops and {s for s, _ in stops} == {"SIGUSR2"}, logs[-3000:]
     # An attempt whose signal came after its last unit (in the report) was requeued at once
     # and did only the report again: it resumes with every unit journaled.
-    every_unit = read(sweep / JOB / "progress.json")["units_done"]
+    every_unit = units_done(sweep / JOB)
     in_report = [r for r in resumes if r[0] == every_unit]
     assert in_report in ([], [(every_unit, 0)])
     # submitit logs each event to the task's stdout and stderr: counted once by timestamp.
