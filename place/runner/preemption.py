@@ -93,7 +93,8 @@ class BoundaryStop:
             + (f" (at most {self.grace_s:g} s from now)" if signum == signal.SIGUSR2 else "")
         )
         if signum == signal.SIGUSR2:
-            signal.signal(signal.SIGALRM, self._too_late)
+            # Saved with the others, so leaving restores whatever handled SIGALRM before.
+            self._saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._too_late)
             signal.setitimer(signal.ITIMER_REAL, self.grace_s)
 
     def _too_late(self, signum: int, frame: FrameType | None) -> None:

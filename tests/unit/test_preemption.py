@@ -85,6 +85,7 @@ def test_a_unit_past_the_grace_is_cut_by_submitits_handler(
         assert time.monotonic() - started < 2
     assert submitit.calls == [signal.SIGUSR2]
     assert "did not end within 0.2 s" in lines[-1]
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # the timer's handler is gone
 
 
 def test_a_signal_after_the_last_boundary_stops_when_the_units_end(
