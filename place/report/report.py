@@ -73,10 +73,11 @@ def write_report(
     metrics = recompute(run_dir, records)
     atomic.write_text(run_dir / "metrics.json", dump_metrics(metrics))
     faults.kill_point("report")
-    note = compute_note(load_manifest(run_dir))
+    manifest = load_manifest(run_dir)
+    note = compute_note(manifest)
     if note:
         print(note, file=sys.stderr)
-    shown = show_paper(paper, [metrics], load_manifest(run_dir))
+    shown = show_paper(paper, [metrics], manifest)
     write_tables([metrics], run_dir / "tables", shown, note=note)
     if plots:
         write_plots(records, metrics, run_dir / "plots")
