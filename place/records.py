@@ -391,7 +391,9 @@ class TaskReferenceRecord(BaseModel):
     reasons: list[str] = []
     args: list[list[str]] | None = None
     links: list[str] = []
-    """The request's links: event ids of the records its needs read at the request."""
+    """The links the execution may be traced to: event ids of the live records its needs
+    admit that the asker sees, where the task is decided (a deferred task's at its run turn,
+    where its arguments are bound; docs/method.md §11.3)."""
     handle: str | None = None
     """The request's handle (`h-<task>` unless the trajectory names one)."""
 

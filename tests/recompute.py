@@ -520,8 +520,10 @@ def aoep_items(
         )
         items.append(("rollback", g["event"], executed and reverted, None))
 
-    # each read: (exposed items, forgotten entries, the query record or None for a probe)
-    reads = [(q["exposed"], q["forgotten"], q) for q in queries_a] + [
+    # each read: (exposed items, forgotten entries, the query record or None for a probe);
+    # queries of both worlds (method.md §10: "an exposed item (of either world)")
+    queries_ab = [q for q in records["queries"] if q["condition"] == c]
+    reads = [(q["exposed"], q["forgotten"], q) for q in queries_ab] + [
         (p["clean"]["exposed"], p["forgotten"], None) for p in probes
     ]
     for event, slot in forget_events:
@@ -555,12 +557,52 @@ def aoep_items(
             ):
                 ok = False
         items.append(("promotion", f"{predicate}={value}", ok, None))
-    for q in primary:
-        items.append(("exposure", f"query:{q['query']}", not ineligible(q["exposed"]), None))
-    for p in probes:
-        items.append(
-            ("exposure", f"probe:{p['probe']}", not ineligible(p["clean"]["exposed"]), None)
+
+    def own(tau: list[str], e: str, pr: str, s: str) -> bool:
+        # the read's slot: its entity and predicate, a scope it admits (its own or global)
+        return [e, pr] == list(tau[0:2]) and s in (tau[2], "global")
+
+    def ended(tau: list[str], at: int) -> set[str]:
+        """Amendment 19: values of the read's slot that S*'s history up to A[at] holds as
+        superseded, corrected, retracted or expired, and S* at A[at] does not hold."""
+        out: set[str] = set()
+        for x in seq[: at + 1]:
+            for t in x["transitions"]:
+                if t["kind"] in ("supersede", "correct", "retract") and own(tau, *t["slot"]):
+                    out |= set(t["removed"])
+            for f in x["reference"]:
+                if own(tau, f[0], f[1], f[3]) and f[5] is not None and f[5] <= tau[3]:
+                    out.add(f[2])
+        for f in seq[at]["reference"]:
+            if own(tau, f[0], f[1], f[3]) and (f[4] or "") <= tau[3] < (f[5] or "9999"):
+                out.discard(f[2])
+        return out
+
+    def exposure_ok(exposed: list[dict[str, Any]], tau: list[str], at: int | None) -> bool:
+        if ineligible(exposed):
+            return False
+        stale = ended(tau, at) if at is not None else set()
+        return not any(
+            f["readable"]
+            and own(tau, f["entity"], f["predicate"], f["scope"])
+            and f["value"] in stale
+            for item in exposed
+            for f in item["facts"]
         )
+
+    def at_of(match: Any) -> int | None:
+        found = [i for i, x in enumerate(seq) if match(x)]
+        return found[-1] if found else None
+
+    for q in primary:
+        at = at_of(lambda x, q=q: x["checkpoint"] == "pre-query" and x["query"] == q["query"])
+        ok = exposure_ok(q["exposed"], q["tau"], at)
+        items.append(("exposure", f"query:{q['query']}", ok, None))
+    for p in probes:
+        follows = list(p["follows"] or [])
+        at = at_of(lambda x, f=follows: [x["turn"], x["checkpoint"]] == f)
+        ok = exposure_ok(p["clean"]["exposed"], p["tau"], at)
+        items.append(("exposure", f"probe:{p['probe']}", ok, None))
 
     for task, recs in by_task.items():
         ref = recs[0]["reference"]

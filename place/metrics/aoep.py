@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from place.design import PAPER, Design, condition_name
+from place.eligibility import scope_admits
 from place.metrics.endpoints import _facts, conflict_harmed, exposed_facts, query_records
 from place.records import (
     CheckpointRecord,
@@ -77,6 +78,10 @@ ANSWER_ONLY_KINDS = frozenset({"conflict"})
 """Kinds the project adds to AOEP-v0's named ones (docs/decisions.md): they count in the
 totals, and the pilot table also shows the tally without them (`aoep_kinds`)."""
 TRANSITION_KINDS = frozenset({"supersede", "correct", "retract"})
+ENDED_KINDS = TRANSITION_KINDS
+"""Transitions whose removed values S*'s history holds as ended (superseded, corrected,
+retracted) for the exposure invariant (docs/method.md §10, "Ended values"); a forgotten
+value is `deletion`'s."""
 AUTHORITY_REASONS = frozenset({"stale-epoch", "untrusted"})
 """A task blocked for one of these is an `authority` item."""
 
@@ -481,8 +486,11 @@ class _Condition:
             for t in c.transitions
             if t.kind == "forget"
         ]
+        # Both worlds' reads (§10: "of either world"): a causal pair's world b reads the
+        # same store, forked, so a forgotten value it shows is a value the store kept.
         reads: list[tuple[str, QueryRecord | ProbeRecord]] = [
-            (f"{q.query} ({q.mode})", q) for q in self.queries if q.world == "a"
+            (f"{q.query} ({q.mode}{', world b' if q.world == 'b' else ''})", q)
+            for q in self.queries
         ]
         reads += [(f"{p.probe} (probe)", p) for p in self.probes]
         for t in events:
@@ -516,13 +524,74 @@ class _Condition:
         for (predicate, value), found in sorted(problems.items()):
             yield self.item("invariant", "promotion", f"{predicate}={value}", sorted(set(found)))
 
-    def exposure(self) -> Iterable[Item]:
-        reads: list[tuple[str, list[ExposedRecord]]] = [
-            (f"query:{q.query}", q.exposed) for q in query_records(self.queries, self.name)
+    def _position(self, read: QueryRecord | ProbeRecord) -> int | None:
+        """Where a world-a read stands in A: a query's pre-query checkpoint, the checkpoint
+        a probe `follows` (None: not recorded)."""
+        found = [
+            i
+            for i, c in enumerate(self.sequence)
+            if (
+                (c.checkpoint, c.query) == ("pre-query", read.query)
+                if isinstance(read, QueryRecord)
+                else (c.turn, c.checkpoint) == tuple(read.follows or ())
+            )
         ]
-        reads += [(f"probe:{p.probe}", p.clean.exposed) for p in self.probes]
-        for name, exposed in reads:
-            bad = [f"exposed {_text(i)}" for i in exposed if i.ineligible]
+        return found[-1] if found else None
+
+    def ended_values(self, read: QueryRecord | ProbeRecord) -> set[str]:
+        """The values of the read's own slot that S*'s history up to the read holds as
+        superseded, corrected, retracted or expired, and S* at the read does not hold
+        (docs/method.md §10, "Ended values"): what an exposed item must never show."""
+        entity, predicate, scope, as_of = read.tau
+        at = self._position(read)
+        if at is None:
+            return set()
+
+        def own(e: str, p: str, s: str) -> bool:
+            return (e, p) == (entity, predicate) and scope_admits(s, scope)
+
+        ended: set[str] = set()
+        for c in self.sequence[: at + 1]:
+            for t in c.transitions:
+                if t.kind in ENDED_KINDS and own(*t.slot):
+                    ended.update(t.removed)
+            # ISO dates compare as strings; a window ends on its valid_until (exclusive).
+            ended.update(
+                f[2] for f in c.reference if own(f[0], f[1], f[3]) and f[5] and f[5] <= as_of
+            )
+        live = {
+            f[2]
+            for f in self.sequence[at].reference
+            if own(f[0], f[1], f[3])
+            and (f[4] is None or f[4] <= as_of)
+            and (f[5] is None or as_of < f[5])
+        }
+        return ended - live
+
+    def exposure(self) -> Iterable[Item]:
+        reads: list[tuple[str, QueryRecord | ProbeRecord, list[ExposedRecord]]] = [
+            (f"query:{q.query}", q, q.exposed) for q in query_records(self.queries, self.name)
+        ]
+        reads += [(f"probe:{p.probe}", p, p.clean.exposed) for p in self.probes]
+        for name, read, exposed in reads:
+            ended = self.ended_values(read)
+            entity, predicate = read.tau[0], read.tau[1]
+            bad = []
+            for i in exposed:
+                shown = sorted(
+                    {
+                        f.value
+                        for f in i.facts
+                        if f.readable
+                        and (f.entity, f.predicate) == (entity, predicate)
+                        and scope_admits(f.scope, read.tau[2])
+                        and f.value in ended
+                    }
+                )
+                if i.ineligible:
+                    bad.append(f"exposed {_text(i)}")
+                elif shown:
+                    bad.append(f"exposed {_text(i)}, which shows ended value(s) {shown}")
             yield self.item("invariant", "exposure", name, bad)
 
     # -- §11 negative invariants ------------------------------------------------------
@@ -563,7 +632,7 @@ class _Condition:
                     problems.append(f"{t.delivery}: executed with a null source")
                 outside = sorted({s for s in sources if s is not None} - links)
                 if outside:
-                    problems.append(f"{t.delivery}: sources {outside} not in the request's links")
+                    problems.append(f"{t.delivery}: sources {outside} not in the reference's links")
             yield self.item("invariant", "traceability", task, problems)
 
     def non_exposure(self) -> Iterable[Item]:

@@ -185,7 +185,12 @@ class TaskReference:
     held: bool | None
     """held(p, asker) at the run turn."""
     links: tuple[str, ...]
-    """The request's links (`RequestRow.links`)."""
+    """The links at the run turn, where the arguments are bound: `RequestRow.links` as
+    `GovernedState.request_row` makes it there (the event ids of the live records the needs
+    admit that the asker sees, sorted). For a task that is not deferred they are its request
+    row's; a deferred task's are taken at its run, so a value superseded, corrected or
+    retracted since the request is traced to the event that holds at the run. Γ*'s request
+    row keeps the request's."""
     foreign_present: bool = False
     redeliveries: tuple[str, ...] = ()
     """Turns that deliver the task (its request or its run) again: `duplicate`, never run."""
@@ -390,7 +395,7 @@ class _Replayer:
             epoch=row.n,
             epoch_at_run=n_u,
             held=held,
-            links=row.links,
+            links=world.request_row(task, asker, day).links,
             foreign_present=world.foreign(asker),
         )
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
-from place.design import PAPER
+from place.design import PAPER, Design
 from place.metrics.aoep import GOVERNANCE_KINDS, INVARIANTS, OBLIGATIONS
 from place.metrics.catalog import Endpoint, in_table
 from place.report.metrics import BlockEffect, MetricsDocument, PairEffect, PilotTally
@@ -273,8 +273,30 @@ def table2b(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     return endpoint_table("table2b", runs, paper)
 
 
+def floor_forgery_note(runs: Sequence[MetricsDocument]) -> str | None:
+    """The note on the no-memory floor's ForgedExposure (docs/method.md §12.5): its store
+    holds nothing but the forgery, so the figure measures the read policy alone."""
+    floors = list(
+        dict.fromkeys(
+            c.name
+            for m in runs
+            for c in Design.from_json(m.design).conditions
+            if c.producer == "none"
+            and c.name in m.conditions
+            and (m.conditions[c.name].value("forged.n") or 0) > 0
+        )
+    )
+    if not floors:
+        return None
+    return (
+        f"{', '.join(floors)}: the `none` producer keeps no memory, so a forged probe's store "
+        "holds the forgery alone; its ForgedExposure measures the read policy, not a memory"
+    )
+
+
 def citation(runs: Sequence[MetricsDocument], paper: bool) -> Table:
-    return endpoint_table("citation", runs, paper)
+    table = endpoint_table("citation", runs, paper)
+    return replace(table, note=_join(table.note, floor_forgery_note(runs)))
 
 
 AOEP_FAMILIES = (

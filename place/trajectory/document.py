@@ -10,8 +10,10 @@ with an id path, line and column, and words plain type errors itself.
 `trajectories/FORMAT.md` documents the same keys (checked by `tests/unit/test_format_doc.py`).
 
 `parse` validates with a context holding what the schema declares (`Refs`, read leniently
-first, so one broken declaration does not hide problems elsewhere) and the ids seen so far
-(pydantic validates fields and list items in order, so that is "written earlier").
+first, so one broken declaration does not hide problems elsewhere), the predicates the
+tasks' needs name (read leniently too: with the schema's flags they are cons(m), which a
+forged probe must target) and the ids seen so far (pydantic validates fields and list items
+in order, so that is "written earlier").
 A valid document becomes the immutable in-memory model with `to_trajectory`.
 """
 
@@ -1298,6 +1300,10 @@ class ProbeDoc(_SlotDoc):
                 "(only kind 'missing' has none)"
             )
             found.append((("forged",), problem(message)))
+        if forged is not None:
+            bad = _not_consequential(data, info)
+            if bad is not None:
+                found.append((("forged",), bad))
         return _with(found, handler, data)
 
     @field_validator("id")
@@ -1368,6 +1374,47 @@ class ProbeDoc(_SlotDoc):
         return forged
 
 
+def _not_consequential(data: dict[Any, Any], info: ValidationInfo) -> PydanticCustomError | None:
+    """A forged probe targets the citation lock, which applies only to cons(m): its predicate
+    must be consequential (`place.governance.citation.consequential_predicates`: type money,
+    marked consequential, or named in a task's needs). Not checked when the predicate is
+    undeclared or its declaration broken: that is reported where it is written."""
+    refs, needed = _refs(info), _context(info).get("needed")
+    pid, ident = data.get("predicate"), data.get("id")
+    if refs is None or needed is None or not isinstance(pid, str) or pid not in refs.sound:
+        return None
+    declared = refs.sound[pid]
+    if declared.type == "money" or declared.consequential or pid in needed:
+        return None
+    probe = ident if isinstance(ident, str) else "<probe id>"
+    return problem(
+        f"forged probe {probe!r} is on predicate {pid!r} (type {declared.type}), which is not "
+        "consequential; a forged probe tests the citation lock, which applies only to "
+        "consequential predicates (type money, marked 'consequential: true', or named in a "
+        f"task's needs): mark {pid} 'consequential: true' or forge a record of a consequential "
+        "predicate",
+        at="key",
+    )
+
+
+def _needed(data: Any) -> frozenset[str]:
+    """The predicates the tasks' needs name, read leniently from raw data (the tasks of
+    redeliveries are their originals', as in `Trajectory.tasks`)."""
+
+    def items(node: Any, key: str) -> list[Any]:
+        part = node.get(key) if isinstance(node, dict) else None
+        return [i for i in part if isinstance(i, dict)] if isinstance(part, list) else []
+
+    return frozenset(
+        need["predicate"]
+        for conv in items(data, "conversations")
+        for turn in items(conv, "turns")
+        if "redelivers" not in turn
+        for need in items(turn.get("task"), "needs")
+        if isinstance(need.get("predicate"), str)
+    )
+
+
 def _existing_turn(after: str, info: ValidationInfo) -> str:
     turns = _context(info).get("seen", {}).get("turn")
     if turns is not None and after not in turns:
@@ -1416,6 +1463,7 @@ class TrajectoryDoc(Part):
                 principals_declared=isinstance(data, dict) and "principals" in data,
                 turns={},
                 tasks={},
+                needed=_needed(data),
             )
         return data
 

@@ -828,7 +828,7 @@ def test_authority_fails_when_a_checkpoint_holds_the_proposed_value_s_star_does_
         (execute(handle=None), "executed without a handle"),
         (execute(handle="h-t9"), "handle 'h-t9' is not the request's 'h-t1'"),
         (execute(sources=(None,)), "executed with a null source"),
-        (execute(sources=("g9#1",)), "sources ['g9#1'] not in the request's links"),
+        (execute(sources=("g9#1",)), "sources ['g9#1'] not in the reference's links"),
     ],
     ids=["no-handle", "other-handle", "null-source", "unlinked-source"],
 )
@@ -918,3 +918,76 @@ def test_task_counts_per_condition_and_what_matches_the_reference():
         "matching": 0,
     }
     assert [decision_matches(t) for t in recs.tasks] == [True, True, True]
+
+
+# -- amendment 19 (plain text judged against S*'s history) and §10's "either world" ---------
+
+
+def _probe_after_t4(store_items: list[ExposedRecord], **kw: Any) -> ProbeRecord:
+    """A utility probe that reads the store as it stands after t4 (it `follows` t4)."""
+    fields: dict[str, Any] = dict(
+        probe="p2",
+        after="t4",
+        conversation="c1",
+        family="supersession",
+        condition=C,
+        tau=("alex", "flight", "trip", "2026-03-02"),
+        question="When is my flight?",
+        clean=ProbeRead(exposed=store_items, admitted=None, raw_answer=None, outcome=None),
+        injected=None,
+        gold=["09:40"],
+        authorized=[("alex", "flight", "09:40", "trip")],
+        conflict_value=None,
+        forgotten=FORGOTTEN,
+        follows=("t4", "post-update"),
+    )
+    fields.update(kw)
+    return ProbeRecord(**fields)
+
+
+def test_a_superseded_value_in_plain_text_breaks_the_exposure_invariant():
+    # Append keeps the user's old sentence; β reads it as an active, open-window fact, so its
+    # `ineligible` is false. S*'s history holds 07:15 as superseded at t2: it fails.
+    old = item(FLIGHT, "07:15", text="My flight leaves at 07:15.")
+    assert not old.ineligible
+    recs = records(GOVERNED, reads=(*GOOD_READS, _probe_after_t4([item(FLIGHT, "09:40"), old])))
+    assert counts(recs)["exposure"] == (2, 3)
+    (bad,) = [i for i in scorecard_items(recs, PAPER) if not i.passed]
+    assert (bad.kind, bad.item) == ("exposure", "probe:p2")
+    assert "ended value(s) ['07:15']" in bad.evidence
+    # The current value alone (what a governed store shows) holds the invariant.
+    good = records(GOVERNED, reads=(*GOOD_READS, _probe_after_t4([item(FLIGHT, "09:40")])))
+    assert counts(good)["exposure"] == (3, 3)
+
+
+def test_an_expired_value_in_plain_text_breaks_exposure_and_a_value_s_star_never_held_does_not():
+    # The flight's 09:40 ends on 2026-03-01 in S*, before the read's date (2026-03-02).
+    ended = dict(GOVERNED)
+    recs = records(ended, reads=GOOD_READS)
+    for c in recs.checkpoints:
+        if c.turn == "t4":
+            windowed = [
+                (*f[:5], "2026-03-01") if tuple(f[:2]) == FLIGHT[:2] else f for f in c.reference
+            ]
+            recs.checkpoints[recs.checkpoints.index(c)] = c.model_copy(
+                update={"reference": windowed}
+            )
+    expired = _probe_after_t4([item(FLIGHT, "09:40")], authorized=[], gold=[])
+    recs.probes.append(expired)
+    assert counts(recs)["exposure"] == (2, 3)
+    # 06:05 only a tool turn stated: S* never held it, so it is promotion's business, not a
+    # value S*'s history holds as ended (docs/decisions.md, "The exposure invariant").
+    forwarded = records(GOVERNED, reads=(*GOOD_READS, _probe_after_t4([item(FLIGHT, "06:05")])))
+    assert counts(forwarded)["exposure"] == (3, 3)
+
+
+def test_a_forgotten_value_exposed_in_world_b_breaks_the_deletion_invariant():
+    b = query(
+        [item(FLIGHT, "09:40"), item(DIET, "vegetarian")], "09:40.", ["09:40"], world="b", turn="t6"
+    )
+    recs = records(GOVERNED, reads=(*GOOD_READS, b))
+    assert counts(recs)["deletion"] == (0, 1)
+    (bad,) = [i for i in scorecard_items(recs, PAPER) if not i.passed]
+    assert "q1 (primary, world b) exposed id-vegetarian" in bad.evidence
+    # World a alone shows nothing forgotten: the failure is world b's.
+    assert counts(records(GOVERNED, reads=GOOD_READS))["deletion"] == (1, 1)

@@ -310,3 +310,22 @@ def test_section_11_kinds_get_their_columns_when_a_run_has_items() -> None:
     place = dict(zip(t.header, t.rows[3], strict=True))
     assert place["Obligations"] == "15/20" and place["Act"] == "1/1" and place["Block"] == "0/4"
     assert place["Invariants"] == "25/26" and place["Non-exposure"] == "7/8"
+
+
+def _recorded(name: str) -> MetricsDocument:
+    from place.report.metrics import load_metrics
+
+    root = Path(__file__).resolve().parents[2] / "experiments" / name / "smollm2-135m"
+    return load_metrics(root / "metrics.json")
+
+
+def test_the_citation_table_notes_the_floor_s_forged_exposure() -> None:
+    # The no-memory floor's store holds the forgery alone (docs/method.md §12.5): its
+    # ForgedExposure is measured, and the note says what it measures.
+    pilot = citation([_recorded("aoep-pilot")], False)
+    assert pilot.note is not None
+    assert "None/Native" in pilot.note and "measures the read policy, not a memory" in pilot.note
+    floor_rows = [r for r in pilot.rows if r[1].startswith("None/")]
+    assert floor_rows, "the pilot's design has the floor"
+    # The paper's design has no `none` producer: no note.
+    assert citation([_recorded("primary")], False).note is None

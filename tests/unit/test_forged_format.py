@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from place.cli import main
 from place.errors import InputError
+from place.governance.citation import consequential_predicates
 from place.reference.validate import FORGED_K_BOUND, load_trajectory
 from place.trajectory.model import FORGED_KINDS, Forged, Probe
 
@@ -68,10 +70,20 @@ def forged_of(forged: Forged) -> dict[str, str]:
     return doc if forged.pointer is None else {**doc, "pointer": forged.pointer}
 
 
-def pilot_with(tmp_path: Path, *probes: str, schema: str = "", conversation: str = "") -> Path:
+def pilot_with(
+    tmp_path: Path,
+    *probes: str,
+    schema: str = "",
+    conversation: str = "",
+    marked: tuple[str, ...] = (),
+) -> Path:
     """aoep-pilot.yaml without its forged probes, with `probes` appended to its probes (and,
-    if given, predicates added to its schema and a conversation after c9)."""
+    if given, predicates added to its schema, a conversation after c9, and the predicates
+    `marked` declared 'consequential: true')."""
     text = PILOT.read_text(encoding="utf-8")
+    for pid in marked:
+        assert text.count(f"\n    {pid}:\n") == 1, pid
+        text = text.replace(f"\n    {pid}:\n", f"\n    {pid}:\n      consequential: true\n")
     # the file's own forged probes p2-p5 are taken out: each test adds the probes it needs
     start, end = text.index("  - id: p2\n"), text.index("\ncompactions:\n") + 1
     text = text[:start] + text[end:]
@@ -94,7 +106,7 @@ def problems(path: Path) -> list[str]:
     return [str(p) for p in caught.value.problems]
 
 
-def only_problem(tmp_path: Path, *probes: str, **extra: str) -> str:
+def only_problem(tmp_path: Path, *probes: str, **extra: Any) -> str:
     found = problems(pilot_with(tmp_path, *probes, **extra))
     assert len(found) == 1, found
     return found[0]
@@ -243,14 +255,19 @@ def test_stale_pointer_to_a_turn_that_never_asserted_it(tmp_path: Path) -> None:
 
 def test_a_pointer_to_a_redelivery_is_refused(tmp_path: Path) -> None:
     """c1-05 redelivers c1-01 (locker code 4512, forgotten in c1-03): V keeps no entry for a
-    redelivery, so the forgery must cite the turn as first delivered."""
+    redelivery, so the forgery must cite the turn as first delivered. (locker_code is marked
+    consequential here: a forged probe is on a consequential predicate.)"""
     forged = {"kind": "stale", "value": "4512", "pointer": "c1-05"}
     probe = probe_yaml("p9", forged, after="c1-06", gold=(), predicate="locker_code")
-    bad = only_problem(tmp_path, probe)
+    bad = only_problem(tmp_path, probe, marked=("locker_code",))
     assert "pointer c1-05 is a redelivery of turn c1-01" in bad
     ok = {"kind": "stale", "value": "4512", "pointer": "c1-01"}
     load_trajectory(
-        pilot_with(tmp_path, probe_yaml("p9", ok, after="c1-06", gold=(), predicate="locker_code"))
+        pilot_with(
+            tmp_path,
+            probe_yaml("p9", ok, after="c1-06", gold=(), predicate="locker_code"),
+            marked=("locker_code",),
+        )
     )
 
 
@@ -269,6 +286,7 @@ def test_stale_fact_still_in_the_reference_state(tmp_path: Path) -> None:
 SPARE_KEYS = """    spare_key_holder:
       type: enum
       cardinality: many
+      consequential: true
       keywords: ["spare key"]
       template: "{entity_name}'s spare key is with {value}"
       values: {"Ana": [], "Ben": [], "Cleo": [], "Dev": [], "Eli": [], "Finn": []}
@@ -334,3 +352,123 @@ def test_an_unquoted_forged_value_names_its_predicate(tmp_path: Path) -> None:
     probe = probe_yaml("p9", None) + "    forged: {kind: missing, value: 4444}\n"
     bad = only_problem(tmp_path, probe)
     assert "forged value must be a string naming a value of predicate door_code" in bad
+
+
+# ---------------------------------------------------------------- the predicate: cons(m)
+
+DEPOSIT = """    deposit:
+      type: money
+      cardinality: one
+      keywords: ["deposit"]
+      template: "{entity_name}'s deposit is {value}"
+      values: {"500 EUR": [], "700 EUR": []}
+"""
+"""A money predicate that is neither marked consequential nor named in any task's needs."""
+
+NOT_CONSEQUENTIAL = [
+    # locker_code: a number, unmarked, in no task's needs (c1-03 forgets it)
+    pytest.param("locker_code", "number", "c1-06", (), "4512", id="number"),
+    # party_time: a time, unmarked, in no task's needs (19:00 at c7-01)
+    pytest.param("party_time", "time", "c7-01", ("19:00",), "20:00", id="time"),
+]
+
+
+def _line_of_forged(path: Path, pid: str) -> int:
+    """The 1-based line of probe `pid`'s `forged` key in `path`."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index(f"  - id: {pid}")
+    return next(i for i in range(start, len(lines)) if lines[i].startswith("    forged:")) + 1
+
+
+@pytest.mark.parametrize(("predicate", "ptype", "after", "gold", "value"), NOT_CONSEQUENTIAL)
+def test_a_forged_probe_on_a_non_consequential_predicate_is_refused(
+    tmp_path: Path, predicate: str, ptype: str, after: str, gold: tuple[str, ...], value: str
+) -> None:
+    """Spec amendment 17: the citation lock applies only to cons(m), so a forged probe is on
+    a consequential predicate; the validator names the probe, the rule and the type."""
+    probe = probe_yaml(
+        "p9", {"kind": "missing", "value": value}, after=after, gold=gold, predicate=predicate
+    )
+    path = pilot_with(tmp_path, probe)
+    found = problems(path)
+    assert len(found) == 1, found
+    (bad,) = found
+    assert f"probe p9 > forged (line {_line_of_forged(path, 'p9')}, column 5)" in bad
+    assert (
+        f"forged probe 'p9' is on predicate {predicate!r} (type {ptype}), which is not "
+        "consequential; a forged probe tests the citation lock, which applies only to "
+        "consequential predicates (type money, marked 'consequential: true', or named in a "
+        f"task's needs): mark {predicate} 'consequential: true' or forge a record of a "
+        "consequential predicate"
+    ) in bad
+
+
+def test_the_predicate_rule_is_reported_with_the_probes_other_problems(tmp_path: Path) -> None:
+    """Read from the raw probe, like the pointer rule: a bad kind does not hide it."""
+    probe = probe_yaml(
+        "p9", {"kind": "bogus", "value": "4512"}, after="c1-06", gold=(), predicate="locker_code"
+    )
+    found = problems(pilot_with(tmp_path, probe))
+    assert len(found) == 2, found
+    assert any("'kind' of forged is 'bogus'" in p for p in found)
+    assert any("forged probe 'p9' is on predicate 'locker_code' (type number)" in p for p in found)
+
+
+def test_place_validate_refuses_a_forged_probe_off_the_lock_and_exits_2(
+    tmp_path: Path, capsys
+) -> None:
+    probe = probe_yaml(
+        "p9", {"kind": "missing", "value": "4512"}, after="c1-06", gold=(), predicate="locker_code"
+    )
+    path = pilot_with(tmp_path, probe)
+    assert main(["validate", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert (
+        f"{path}: probe p9 > forged (line {_line_of_forged(path, 'p9')}, column 5)" in captured.err
+    )
+    assert "forged probe 'p9' is on predicate 'locker_code' (type number)" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+CONSEQUENTIAL = [
+    # type money (deposit: unmarked, in no task's needs)
+    pytest.param("deposit", "c3-06", (), "500 EUR", DEPOSIT, (), id="money"),
+    # marked 'consequential: true' (door_code: a number, in no task's needs)
+    pytest.param("door_code", "c3-06", ("2718",), "4444", "", (), id="marked"),
+    # marked here (locker_code: a number, otherwise refused above)
+    pytest.param("locker_code", "c1-06", (), "4512", "", ("locker_code",), id="marked-here"),
+    # named in a task's needs (grocery_order: an unmarked enum, needed by t4 at c8-02, a
+    # turn after the probe's)
+    pytest.param("grocery_order", "c8-01", ("veg box",), "fruit box", "", (), id="needs"),
+]
+
+
+@pytest.mark.parametrize(("predicate", "after", "gold", "value", "schema", "marked"), CONSEQUENTIAL)
+def test_a_forged_probe_on_a_consequential_predicate_is_accepted(
+    tmp_path: Path,
+    predicate: str,
+    after: str,
+    gold: tuple[str, ...],
+    value: str,
+    schema: str,
+    marked: tuple[str, ...],
+    capsys,
+) -> None:
+    probe = probe_yaml(
+        "p9", {"kind": "missing", "value": value}, after=after, gold=gold, predicate=predicate
+    )
+    path = pilot_with(tmp_path, probe, schema=schema, marked=marked)
+    traj = load_trajectory(path)
+    (loaded,) = [p for p in traj.probes if p.id == "p9"]
+    assert loaded.forged == Forged("missing", value)
+    # the validator's rule is the runtime's cons(m)
+    assert predicate in consequential_predicates(traj)
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+
+
+def test_every_forged_probe_of_the_pilot_is_on_a_locked_predicate() -> None:
+    traj = load_trajectory(PILOT)
+    forged = [p for p in traj.probes if p.forged is not None]
+    assert forged
+    assert {p.predicate for p in forged} <= consequential_predicates(traj)

@@ -339,14 +339,39 @@ def test_a_deferred_task_compares_its_captured_epoch() -> None:
 
 
 def test_a_deferred_task_reads_the_state_at_its_run_turn() -> None:
+    """Its arguments and its links are both taken at the run (spec amendment 16): the value
+    superseded since the request is traced to the event that holds at the run; Γ*'s request
+    row keeps what the request saw."""
     traj = _bill(
         request("r1", "t1", (A, "hotel"), deferred=True),
         said("t2", hotel("Avenida")),
         run("u1", "t1"),
     )
-    t1 = replay(traj).task("t1")
+    ref = replay(traj)
+    t1 = ref.task("t1")
     assert t1.args == (("Avenida",),)
-    assert t1.links == ("t0#1",)  # what the request saw
+    assert t1.links == ("t2#1",) and "t0#1" not in t1.links
+    (row,) = gamma(ref, "u1", "pre-task").requests
+    assert row.links == ("t0#1",)  # the request row records the request
+    assert semantic_problems(traj) == []
+
+
+def test_a_deferred_task_is_traced_to_the_correction_that_holds_at_its_run() -> None:
+    traj = _bill(
+        request("r1", "t1", (A, "hotel"), deferred=True),
+        said("t2", dict(op="correct", entity=A, predicate="hotel", value="Marriott")),
+        run("u1", "t1"),
+    )
+    t1 = replay(traj).task("t1")
+    assert (t1.args, t1.links) == ((("Marriott",),), ("t2#1",))
+    assert semantic_problems(traj) == []
+
+
+def test_a_task_that_is_not_deferred_keeps_its_request_rows_links() -> None:
+    traj = _bill(request("r1", "t1", (A, "hotel")), said("t2", hotel("Avenida")))
+    ref = replay(traj)
+    (row,) = gamma(ref, "r1", "pre-task").requests
+    assert ref.task("t1").links == row.links == ("t0#1",)
 
 
 def test_a_need_only_someone_else_sees_is_out_of_scope() -> None:
