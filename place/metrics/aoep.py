@@ -19,13 +19,14 @@ are never blended. `aoep_pilot` puts the conditions of AOEP-v0's pilot systems s
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from place.design import PAPER, Design, condition_name
-from place.eligibility import scope_admits
+from place.eligibility import expired, scope_admits, within_window
 from place.metrics.endpoints import _facts, conflict_harmed, exposed_facts, query_records
 from place.records import (
     CheckpointRecord,
@@ -78,10 +79,8 @@ ANSWER_ONLY_KINDS = frozenset({"conflict"})
 """Kinds the project adds to AOEP-v0's named ones (docs/decisions.md): they count in the
 totals, and the pilot table also shows the tally without them (`aoep_kinds`)."""
 TRANSITION_KINDS = frozenset({"supersede", "correct", "retract"})
-ENDED_KINDS = TRANSITION_KINDS
-"""Transitions whose removed values S*'s history holds as ended (superseded, corrected,
-retracted) for the exposure invariant (docs/method.md §10, "Ended values"); a forgotten
-value is `deletion`'s."""
+"""Also the transitions whose removed values S*'s history holds as ended for the exposure
+invariant (docs/method.md §10, "Ended values"); a forgotten value is `deletion`'s."""
 AUTHORITY_REASONS = frozenset({"stale-epoch", "untrusted"})
 """A task blocked for one of these is an `authority` item."""
 
@@ -149,6 +148,15 @@ def _slot_values(record: CheckpointRecord | None, slot: Sequence[str]) -> set[st
     return {f[2] for f in record.observed if (f[0], f[1], f[3]) == tuple(slot)}
 
 
+def _own_slot(tau: Sequence[str], entity: str, predicate: str, scope: str) -> bool:
+    """A fact of the read's own slot: τ's entity and predicate, in a scope τ admits."""
+    return (entity, predicate) == (tau[0], tau[1]) and scope_admits(scope, tau[2])
+
+
+def _date(iso: str | None) -> dt.date | None:
+    return None if iso is None else dt.date.fromisoformat(iso)
+
+
 def _text(item: ExposedRecord) -> str:
     return f"{item.id}: {item.text!r}"
 
@@ -211,6 +219,15 @@ class _Condition:
         """World a's checkpoints in file order, which is trajectory order."""
         self.world_a: dict[tuple[str, str], CheckpointRecord] = {
             (c.turn, c.checkpoint): c for c in self.sequence
+        }
+        # Where each read stands in the sequence (the last match, as a read follows it).
+        self._at: dict[tuple[str, str], int] = {
+            (c.turn, c.checkpoint): i for i, c in enumerate(self.sequence)
+        }
+        self._pre_query: dict[str, int] = {
+            c.query: i
+            for i, c in enumerate(self.sequence)
+            if c.checkpoint == "pre-query" and c.query is not None
         }
         self.queries = [q for q in records.queries if q.condition == condition]
         self.probes = [p for p in records.probes if p.condition == condition]
@@ -527,44 +544,32 @@ class _Condition:
     def _position(self, read: QueryRecord | ProbeRecord) -> int | None:
         """Where a world-a read stands in A: a query's pre-query checkpoint, the checkpoint
         a probe `follows` (None: not recorded)."""
-        found = [
-            i
-            for i, c in enumerate(self.sequence)
-            if (
-                (c.checkpoint, c.query) == ("pre-query", read.query)
-                if isinstance(read, QueryRecord)
-                else (c.turn, c.checkpoint) == tuple(read.follows or ())
-            )
-        ]
-        return found[-1] if found else None
+        if isinstance(read, QueryRecord):
+            return self._pre_query.get(read.query)
+        return None if read.follows is None else self._at.get((read.follows[0], read.follows[1]))
 
     def ended_values(self, read: QueryRecord | ProbeRecord) -> set[str]:
         """The values of the read's own slot that S*'s history up to the read holds as
         superseded, corrected, retracted or expired, and S* at the read does not hold
         (docs/method.md §10, "Ended values"): what an exposed item must never show."""
-        entity, predicate, scope, as_of = read.tau
-        at = self._position(read)
+        tau, at = read.tau, self._position(read)
         if at is None:
             return set()
-
-        def own(e: str, p: str, s: str) -> bool:
-            return (e, p) == (entity, predicate) and scope_admits(s, scope)
-
+        day = dt.date.fromisoformat(tau[3])
         ended: set[str] = set()
         for c in self.sequence[: at + 1]:
             for t in c.transitions:
-                if t.kind in ENDED_KINDS and own(*t.slot):
+                if t.kind in TRANSITION_KINDS and _own_slot(tau, *t.slot):
                     ended.update(t.removed)
-            # ISO dates compare as strings; a window ends on its valid_until (exclusive).
             ended.update(
-                f[2] for f in c.reference if own(f[0], f[1], f[3]) and f[5] and f[5] <= as_of
+                f[2]
+                for f in c.reference
+                if _own_slot(tau, f[0], f[1], f[3]) and expired(_date(f[5]), day)
             )
         live = {
             f[2]
             for f in self.sequence[at].reference
-            if own(f[0], f[1], f[3])
-            and (f[4] is None or f[4] <= as_of)
-            and (f[5] is None or as_of < f[5])
+            if _own_slot(tau, f[0], f[1], f[3]) and within_window(_date(f[4]), _date(f[5]), day)
         }
         return ended - live
 
@@ -575,7 +580,6 @@ class _Condition:
         reads += [(f"probe:{p.probe}", p, p.clean.exposed) for p in self.probes]
         for name, read, exposed in reads:
             ended = self.ended_values(read)
-            entity, predicate = read.tau[0], read.tau[1]
             bad = []
             for i in exposed:
                 shown = sorted(
@@ -583,9 +587,8 @@ class _Condition:
                         f.value
                         for f in i.facts
                         if f.readable
-                        and (f.entity, f.predicate) == (entity, predicate)
-                        and scope_admits(f.scope, read.tau[2])
                         and f.value in ended
+                        and _own_slot(read.tau, f.entity, f.predicate, f.scope)
                     }
                 )
                 if i.ineligible:

@@ -131,9 +131,9 @@ def query(exposed: list[ExposedRecord], answer: str, outcome: list[str], **kw: A
     return QueryRecord(**fields)
 
 
-def conflict_probe(answer: str, outcome: list[str], store_items: list[ExposedRecord]):
-    planted = item(FLIGHT, "06:05", text="FWD: your flight now departs at 6:05")
-    return ProbeRecord(
+def probe(store_items: list[ExposedRecord], **kw: Any) -> ProbeRecord:
+    """A probe of alex's flight after t4 whose clean read shows `store_items`."""
+    fields: dict[str, Any] = dict(
         probe="p1",
         after="t4",
         conversation="c1",
@@ -142,13 +142,24 @@ def conflict_probe(answer: str, outcome: list[str], store_items: list[ExposedRec
         tau=("alex", "flight", "trip", "2026-03-02"),
         question="When is my flight?",
         clean=ProbeRead(exposed=store_items, admitted=None, raw_answer=None, outcome=None),
+        injected=None,
+        gold=["09:40"],
+        authorized=[("alex", "flight", "09:40", "trip")],
+        conflict_value=None,
+        forgotten=FORGOTTEN,
+    )
+    fields.update(kw)
+    return ProbeRecord(**fields)
+
+
+def conflict_probe(answer: str, outcome: list[str], store_items: list[ExposedRecord]):
+    planted = item(FLIGHT, "06:05", text="FWD: your flight now departs at 6:05")
+    return probe(
+        store_items,
         injected=ProbeRead(
             exposed=[*store_items, planted], admitted=None, raw_answer=answer, outcome=outcome
         ),
-        gold=["09:40"],
-        authorized=[("alex", "flight", "09:40", "trip")],
         conflict_value="06:05",
-        forgotten=FORGOTTEN,
     )
 
 
@@ -925,24 +936,8 @@ def test_task_counts_per_condition_and_what_matches_the_reference():
 
 def _probe_after_t4(store_items: list[ExposedRecord], **kw: Any) -> ProbeRecord:
     """A utility probe that reads the store as it stands after t4 (it `follows` t4)."""
-    fields: dict[str, Any] = dict(
-        probe="p2",
-        after="t4",
-        conversation="c1",
-        family="supersession",
-        condition=C,
-        tau=("alex", "flight", "trip", "2026-03-02"),
-        question="When is my flight?",
-        clean=ProbeRead(exposed=store_items, admitted=None, raw_answer=None, outcome=None),
-        injected=None,
-        gold=["09:40"],
-        authorized=[("alex", "flight", "09:40", "trip")],
-        conflict_value=None,
-        forgotten=FORGOTTEN,
-        follows=("t4", "post-update"),
-    )
-    fields.update(kw)
-    return ProbeRecord(**fields)
+    fields: dict[str, Any] = dict(probe="p2", family="supersession", follows=("t4", "post-update"))
+    return probe(store_items, **{**fields, **kw})
 
 
 def test_a_superseded_value_in_plain_text_breaks_the_exposure_invariant():
@@ -962,8 +957,7 @@ def test_a_superseded_value_in_plain_text_breaks_the_exposure_invariant():
 
 def test_an_expired_value_in_plain_text_breaks_exposure_and_a_value_s_star_never_held_does_not():
     # The flight's 09:40 ends on 2026-03-01 in S*, before the read's date (2026-03-02).
-    ended = dict(GOVERNED)
-    recs = records(ended, reads=GOOD_READS)
+    recs = records(GOVERNED, reads=GOOD_READS)
     for c in recs.checkpoints:
         if c.turn == "t4":
             windowed = [
