@@ -179,8 +179,56 @@ def cmd_generate(args: argparse.Namespace) -> int:
             f"--out {args.out}: the directory {directory} {what}; allowed: a file in an "
             "existing directory (create the directory first)"
         )
-    result = write(args.seed, args.out, design=args.design, filler=args.filler)
-    print(_summary(args.out, result.trajectory).replace(": ok:", ": generated:", 1))
+    if args.distract is None:
+        if args.dose:
+            raise PlaceError("--dose needs --distract KINDS (the distractor kinds to add)")
+        result = write(args.seed, args.out, design=args.design, filler=args.filler)
+        print(_summary(args.out, result.trajectory).replace(": ok:", ": generated:", 1))
+        return 0
+    from place.atomic import write_text
+    from place.generate import generate
+    from place.generate.distract import check_kinds, distract_loaded
+    from place.trajectory.yaml_source import parse_yaml
+
+    kinds = [k.strip() for k in args.distract.split(",") if k.strip()]
+    check_kinds(kinds, args.dose, args.seed)
+    suffix = Path(args.out).suffix.lower()
+    made = generate(args.seed, args.design, args.filler, suffix=".yaml")
+    source = parse_yaml(made.text)
+    assert source is not None  # the generator's own YAML
+    command = (
+        f"place generate --seed {args.seed} --design {args.design} --filler {args.filler} "
+        f"--distract {','.join(kinds)} --dose {args.dose}"
+    )
+    result = distract_loaded(
+        made.trajectory, source.data, kinds, args.dose, args.seed, suffix, command
+    )
+    write_text(Path(args.out), result.text)
+    added = f": generated, {result.added} distractor turns:"
+    print(_summary(args.out, result.trajectory).replace(": ok:", added, 1))
+    return 0
+
+
+def cmd_distract(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from place.atomic import write_text
+    from place.generate.distract import distract
+    from place.trajectory.loader import SUFFIXES
+
+    out = Path(args.out)
+    if out.suffix.lower() not in SUFFIXES:
+        raise PlaceError(f"--out {args.out}: the output must end in {', '.join(SUFFIXES)}")
+    if not out.parent.is_dir():
+        raise PlaceError(
+            f"--out {args.out}: the directory {out.parent} does not exist; allowed: a file in "
+            "an existing directory (create the directory first)"
+        )
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    result = distract(args.file, kinds, args.dose, args.seed, suffix=out.suffix.lower())
+    write_text(out, result.text)
+    added = f": {result.added} distractor turns:"
+    print(_summary(args.out, result.trajectory).replace(": ok:", added, 1))
     return 0
 
 
@@ -362,7 +410,30 @@ def _build_parser() -> argparse.ArgumentParser:
         help="paper (the paper's counts) or small (a quarter of them, plus a governance story)",
     )
     p.add_argument("--filler", type=int, default=0, help="chatter turns added per conversation")
+    p.add_argument(
+        "--distract",
+        metavar="KINDS",
+        help="also add on-topic distractors of these kinds (comma-separated; as `place "
+        "distract`, seeded by --seed; docs/method.md §16)",
+    )
+    p.add_argument("--dose", type=int, default=0, help="with --distract: distractors per kind")
     p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser(
+        "distract",
+        help="add on-topic distractor turns to a trajectory, its reference unchanged "
+        "(docs/method.md §16)",
+    )
+    p.add_argument("file", help="a valid trajectory (.yaml, .yml or .json)")
+    p.add_argument(
+        "--kinds",
+        required=True,
+        help="comma-separated: entity, topic, hypothetical, reported, negated, restate, neutral",
+    )
+    p.add_argument("--dose", type=int, required=True, help="distractors of each kind")
+    p.add_argument("--seed", type=int, default=0, help="non-negative integer (default 0)")
+    p.add_argument("--out", required=True, help="output file (.yaml, .yml or .json)")
+    p.set_defaults(func=cmd_distract)
 
     p = sub.add_parser(
         "report", help="recompute metrics, tables and plots of a run from its records"

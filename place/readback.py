@@ -21,6 +21,9 @@ from place.eligibility import expired
 from place.lexicon import Lexicon
 from place.trajectory.model import Fact
 
+SOURCE_TURNS = "source_turns"
+"""Metadata key: the turn ids a producer wrote a plain record from (docs/method.md §16)."""
+
 LIFECYCLE_MARKER = "place_lifecycle"
 """Metadata key whose presence marks a certified record; its value is the metadata version."""
 LIFECYCLE_VERSION = "1"

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from place.errors import PlaceError
 
-RECORDS_SCHEMA = "place-records/6"
+RECORDS_SCHEMA = "place-records/7"
 """Version of the record layout. /2: checkpoint facts carry windows, world-b pre-query
 checkpoints, raw lifecycle metadata on exposed items, Q* of both worlds on query records,
 clean and injected reads of conflict probes, golds as written in the trajectory. /3: what
@@ -30,7 +30,13 @@ ended (`llm_calls`: finish reason and token counts). /5: the governance half of 
 governance transitions, askers and foreign facts on reads, visibility of exposed facts, the
 act gate's decisions (`tasks.jsonl`), where a residue was found; and what an independent
 recomputation needs: the checkpoint a probe follows, the date of every read, the causal
-pair of a world-b step."""
+pair of a world-b step. /6: answer-free runs (null answers and outcomes). /7: on-topic
+distractors (docs/method.md §16): each exposed item's source turns and distractor kind, each
+step's distractor kind. A /6 record reads as a /7 one without distractors (`READABLE`)."""
+
+READABLE = ("place-records/6", RECORDS_SCHEMA)
+"""Layouts this version reads: /7 only adds fields whose defaults say "no distractor", so
+a /6 run (every recording made before distractors) is read without re-running it."""
 
 Condition = str
 """A condition name of the run's design (place/design.py): the paper's Native, CSS, QASC,
@@ -204,6 +210,13 @@ class ExposedRecord(BaseModel):
     provenance: ProvenanceClass = "orphaned"
     """The provenance audit's class: the pointer opens to a V entry that supports the record
     (openable), a pointer that does not (pointer_only), no pointer (orphaned)."""
+    sources: list[str] = []
+    """The turns the stored record was written from (its `source_turns` metadata, else its
+    evidence pointer's turns); [] when it says nothing of its origin (a /6 record, an
+    injected conflict or forged record)."""
+    distractor: str | None = None
+    """The distractor kind of its first source turn that is a distractor (docs/method.md
+    §16: DistractorShare); None when no source is one."""
 
 
 class ForgedRecord(BaseModel):
@@ -370,6 +383,9 @@ class StepRecord(_Record):
     query: str | None = None
     """World b: the query whose causal pair this step writes (world-b steps restart at 1
     for every pair, so (query, step, producer) is their key)."""
+    distractor: str | None = None
+    """The kind of the distractor block this step writes (a distractor and its reply are a
+    step of their own; docs/method.md §16: DistractorWrites); None for any other step."""
 
 
 class GateDecisionRecord(BaseModel):
@@ -552,10 +568,10 @@ def _check_schema(path: Path, number: int, line: str) -> None:
         found = json.loads(line).get("schema")
     except (ValueError, AttributeError):
         raise PlaceError(f"{path}: line {number}: not a JSON object") from None
-    if found != RECORDS_SCHEMA:
+    if found not in READABLE:
         raise PlaceError(
             f"{path}: line {number}: records of layout {found!r}; this version of place "
-            f"reads {RECORDS_SCHEMA!r} only (see docs/records.md). Re-run the experiment "
-            "with this version (its LLM cache replays the model calls), or read the run "
+            f"reads {' and '.join(map(repr, READABLE))} only (see docs/records.md). Re-run the "
+            "experiment with this version (its LLM cache replays the model calls), or read the run "
             "with the place version that wrote it (manifest.json: place_version)."
         )

@@ -26,8 +26,29 @@ PAPER_DESIGN = {
     ],
 }
 ABSTAIN = "ABSTAIN"
-RECORDS_SCHEMA = "place-records/6"
-METRICS_SCHEMA = "place-metrics/5"
+RECORDS_SCHEMAS = ("place-records/6", "place-records/7")
+"""/7 adds the distractor fields (method §16); a /6 record has none."""
+METRICS_SCHEMA = "place-metrics/6"
+
+
+def prior(r: dict[str, Any], forgets: list[dict[str, Any]]) -> list[str]:
+    """The residue strings of forget record `r` that precede the forget (method §16): at the
+    end, a string counts only if the same event and producer's check right after the forget
+    found it too, or a summary holds it."""
+    if r["check"] == "after":
+        return list(r["residue"])
+    after = [
+        set(f["residue"])
+        for f in forgets
+        if f["check"] == "after" and f["event"] == r["event"] and f["producer"] == r["producer"]
+    ]
+    seen = after[0] if after else set()
+    where = list(r.get("where") or [])
+    return [
+        t
+        for i, t in enumerate(r["residue"])
+        if t in seen or (i < len(where) and "summary" in where[i].split("+"))
+    ]
 
 
 def load(run_dir: Path, name: str) -> list[dict[str, Any]]:
@@ -36,9 +57,9 @@ def load(run_dir: Path, name: str) -> list[dict[str, Any]]:
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     for row in rows:
-        if row.get("schema") != RECORDS_SCHEMA:
+        if row.get("schema") not in RECORDS_SCHEMAS:
             raise ValueError(
-                f"{path}: record layout {row.get('schema')!r}, this reader reads {RECORDS_SCHEMA}"
+                f"{path}: record layout {row.get('schema')!r}, this reader reads {RECORDS_SCHEMAS}"
             )
     return rows
 
@@ -131,7 +152,7 @@ def condition_figures(
     residue: dict[str, bool] = {}
     for r in forgets:
         if r["producer"] == producer_of[c]:
-            residue[r["event"]] = residue.get(r["event"], False) or bool(r["residue"])
+            residue[r["event"]] = residue.get(r["event"], False) or bool(prior(r, forgets))
     return {
         "state_correctness": rnd(state),
         "leakage_rate": rnd(mean([float(v) for v in counted])),
@@ -159,12 +180,73 @@ def condition_figures(
         ),
         "deletion_residue": rnd(mean([float(v) for v in residue.values()])),
         **citation_figures(records, c, producer_of),
+        "reads": read_figures(records, c, producer_of),
         "closed_loop": {
             "state_correctness": rnd(state) if loop else None,  # None: the loop was not run
             "exposure_rate": rnd(mean([float(ineligible(q["exposed"])) for q in loop])),
             "joint_success": rnd(mean([float(joint(q)) for q in loop])),
         },
     }
+
+
+def read_figures(
+    records: dict[str, list[dict[str, Any]]], c: str, producer_of: dict[str, str]
+) -> dict[str, Any]:
+    """method §16.3 from the raw records: over clean probe reads (forged aside) and world-a
+    primary query reads, what the exposed items show by β whatever E says."""
+    probe_reads = [
+        (p["tau"], p["clean"]["exposed"], facts(p["authorized"]))
+        for p in records["probes"]
+        if p["condition"] == c and p["forged"] is None
+    ]
+    query_reads = [
+        (q["tau"], q["exposed"], facts(q["authorized"]))
+        for q in records["queries"]
+        if q["condition"] == c and q["mode"] == "primary" and q["world"] == "a"
+    ]
+
+    def wrong_value(tau: list[str], shown: frozenset, star: frozenset) -> bool:
+        values = {f[2] for f in star}
+        return any(
+            f[0] == tau[0] and f[1] == tau[1] and f[3] == tau[2] and f[2] not in values
+            for f in shown
+        )
+
+    def figures(reads: list[tuple[Any, list[dict[str, Any]], frozenset]]) -> dict[str, Any]:
+        wv, we, share, current = [], [], [], []
+        for tau, exposed, star in reads:
+            shown = readable(exposed)
+            wv.append(float(wrong_value(tau, shown, star)))
+            we.append(float(any(f[1] == tau[1] and f[0] != tau[0] for f in shown)))
+            if exposed:
+                share.append(sum(1 for e in exposed if e.get("distractor")) / len(exposed))
+            if star:
+                current.append(float(star <= shown))
+        return {
+            "wrong_value_shown": rnd(mean(wv)),
+            "wrong_entity_shown": rnd(mean(we)),
+            "distractor_share": rnd(mean(share)),
+            "current_in_context": rnd(mean(current)),
+        }
+
+    out: dict[str, Any] = {}
+    for suffix, reads in (
+        ("", probe_reads + query_reads),
+        ("_probes", probe_reads),
+        ("_queries", query_reads),
+    ):
+        out.update({k + suffix: v for k, v in figures(reads).items()})
+    writes = 0
+    for step in records["steps"]:
+        if step["producer"] == producer_of[c] and step["world"] == "a" and step.get("distractor"):
+            writes += sum(
+                1
+                for op in step["operations"]
+                if op.get("op") != "bounded"
+                and op.get("event", "ADD") in ("ADD", "UPDATE", "DELETE")
+            )
+    out["distractor_writes"] = writes
+    return out
 
 
 KINDS = ("missing", "tool", "unsupported", "stale")
@@ -353,7 +435,9 @@ def aoep_items(
     residue: dict[str, bool] = {}
     for r in records["forgets"]:
         if r["producer"] == producer_of[c]:
-            residue[r["event"]] = residue.get(r["event"], False) or bool(r["residue"])
+            residue[r["event"]] = residue.get(r["event"], False) or bool(
+                prior(r, records["forgets"])
+            )
 
     def held(r: dict[str, Any] | None, slot: list[str]) -> set[str]:
         if r is None:

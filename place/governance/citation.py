@@ -22,7 +22,7 @@ from place.governance.evidence import EVIDENCE
 from place.governance.summaries import SOURCES
 from place.lexicon import Lexicon
 from place.memory.tables import SideRow
-from place.readback import DERIVED_FACTS, is_certified, is_derived
+from place.readback import DERIVED_FACTS, SOURCE_TURNS, is_certified, is_derived
 from place.records import ProvenanceClass
 from place.trajectory.model import Fact, Trajectory
 
@@ -81,6 +81,17 @@ def pointer(meta: Mapping[str, Any]) -> str | None:
         turn = meta.get(POINTER)
         return None if turn in (None, "") else str(turn)
     return None
+
+
+def source_turns(meta: Mapping[str, Any]) -> list[str]:
+    """The turns a stored record was written from (docs/method.md §16): a plain record's
+    `source_turns`, else its pointer's turns (a certified record's source turn, a derived
+    summary's sources); [] when the record says nothing of its origin."""
+    turns = meta.get(SOURCE_TURNS)
+    if isinstance(turns, (list, tuple)):
+        return [str(t) for t in turns]
+    found = pointer(meta)
+    return found.split(",") if found else []
 
 
 def cited(meta: Mapping[str, Any], evidence: Evidence, lexicon: Lexicon) -> bool:

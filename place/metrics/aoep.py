@@ -27,7 +27,13 @@ from typing import Any, Literal
 
 from place.design import PAPER, Design, condition_name
 from place.eligibility import expired, scope_admits, within_window
-from place.metrics.endpoints import _facts, conflict_harmed, exposed_facts, query_records
+from place.metrics.endpoints import (
+    _facts,
+    conflict_harmed,
+    counted_residue,
+    exposed_facts,
+    query_records,
+)
 from place.records import (
     CheckpointRecord,
     ExposedRecord,
@@ -237,11 +243,11 @@ class _Condition:
         for t in self.tasks:
             self.by_task.setdefault(t.task, []).append(t)
         self.residue: dict[str, list[str]] = defaultdict(list)
-        for f in records.forgets:
+        for f, kept in counted_residue(records.forgets):
             if f.producer == self.producer:
-                for i, r in enumerate(f.residue):
+                for i in kept:
                     where = f" [{f.where[i]}]" if i < len(f.where) else ""
-                    self.residue[f.event].append(f"{f.check}{where}: {r!r}")
+                    self.residue[f.event].append(f"{f.check}{where}: {f.residue[i]!r}")
 
     def item(
         self,

@@ -68,6 +68,9 @@ ENDPOINTS: Registry[Endpoint] = Registry("endpoint", "place.endpoints")
 GROUP_DOCS: dict[str, str] = {
     "closed_loop": "Closed Loop (docs/method.md §4): the agent's own earlier answers are "
     "shown back to it as non-authoritative dialogue; memory writes are unchanged.",
+    "reads": "Read-level endpoints (docs/method.md §16): what the recorded reads showed, "
+    "judged with β on the exposed items whatever their eligibility; over the utility probes' "
+    "clean reads and the world-a query reads together, and each apart.",
 }
 """The description of each nested group of endpoints (its metrics.json object)."""
 
@@ -436,3 +439,90 @@ def _declare_forged_kind(kind: str) -> None:
 
 for _kind in FORGED_KINDS:
     _declare_forged_kind(_kind)
+
+
+# --- read-level endpoints (docs/method.md §16) ---------------------------------------------
+
+_READ_ENDPOINTS: tuple[
+    tuple[str, str, Literal["higher", "lower", "none"], str, ep.ReadJudge], ...
+] = (
+    (
+        "wrong_value_shown",
+        "WrongValueShown",
+        "lower",
+        "Share of reads whose exposed items yield (β, plain text included whatever its "
+        "eligibility) a fact of the read's own slot with a value not in Q*",
+        ep.wrong_value_shown,
+    ),
+    (
+        "wrong_entity_shown",
+        "WrongEntityShown",
+        "lower",
+        "Share of reads whose exposed items yield a fact of the queried predicate for another "
+        "entity",
+        ep.wrong_entity_shown,
+    ),
+    (
+        "distractor_share",
+        "DistractorShare",
+        "lower",
+        "Mean, over reads that exposed anything, of the share of exposed items written from a "
+        "distractor turn",
+        ep.distractor_share,
+    ),
+    (
+        "current_in_context",
+        "CurrentInContext",
+        "higher",
+        "Share of reads with non-empty Q* whose facts are all readable from the exposed items "
+        "(NeededSupport, extended to query reads)",
+        ep.current_in_context,
+    ),
+)
+_PARTS: tuple[tuple[ep.ReadPart, str, str], ...] = (
+    ("all", "", "probes' clean reads and world-a query reads"),
+    ("probes", "_probes", "utility probes' clean reads"),
+    ("queries", "_queries", "world-a primary query reads"),
+)
+
+
+def _declare_read(
+    key: str,
+    display: str,
+    direction: Literal["higher", "lower", "none"],
+    doc: str,
+    judge: ep.ReadJudge,
+    part: ep.ReadPart,
+    suffix: str,
+    over: str,
+) -> None:
+    table = "reads" if part == "all" else "reads_apart"
+    header = display if part == "all" else f"{display} ({part})"
+
+    @endpoint(
+        f"reads.{key}{suffix}",
+        display=f"{display}{'' if part == 'all' else ' ' + part}",
+        direction=direction,
+        doc=f"{doc}; over the {over}. None without such a read.",
+        tables={table: header},
+    )
+    def compute(records: RunRecords, condition: str, design: Design) -> Value:
+        return ep.read_share(records, condition, part, judge)
+
+
+for _part, _suffix, _over in _PARTS:
+    for _key, _display, _direction, _doc, _judge in _READ_ENDPOINTS:
+        _declare_read(_key, _display, _direction, _doc, _judge, _part, _suffix, _over)
+
+
+@endpoint(
+    "reads.distractor_writes",
+    display="DistractorWrites",
+    direction="none",
+    kind="count",
+    doc="Store operations (Mem0 ADD/UPDATE/DELETE, certified record changes) of the "
+    "producer's world-a steps that write a distractor turn and its reply.",
+    tables={"reads": "DistractorWrites"},
+)
+def distractor_writes(records: RunRecords, condition: str, design: Design) -> Value:
+    return ep.distractor_writes(records.steps, condition, design)

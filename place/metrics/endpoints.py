@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from place.design import PAPER, Design
 from place.lexicon.outcome import f1, gold_outcome
 from place.records import (
     CheckpointRecord,
+    ExposedRecord,
     ForgetRecord,
     ProbeRead,
     ProbeRecord,
     QueryRecord,
+    RunRecords,
+    StepRecord,
 )
 
 
@@ -205,13 +209,155 @@ def conflict_harm(probes: Iterable[ProbeRecord], condition: str) -> float:
     return mean([float(conflict_harmed(p)) for p in conflict])
 
 
+def counted_residue(forgets: Iterable[ForgetRecord]) -> list[tuple[ForgetRecord, list[int]]]:
+    """Each forget record with the indices of the residue strings that count (docs/method.md
+    §16): only what precedes the forget. Right after the forget's step everything stored came
+    from the turns up to it, so every string counts; at the end a string counts when it was
+    already residue right after the forget (same event and producer), or when it is held by
+    a derived summary (a copy made from records the forget should have removed). A string
+    first stored after the forget is a later mention of the value: new information."""
+    forgets = list(forgets)
+    after = {(f.event, f.producer): set(f.residue) for f in forgets if f.check == "after"}
+    out = []
+    for f in forgets:
+        if f.check == "after":
+            out.append((f, list(range(len(f.residue)))))
+            continue
+        before = after.get((f.event, f.producer), set())
+        kept = [
+            i
+            for i, text in enumerate(f.residue)
+            if text in before or (i < len(f.where) and "summary" in f.where[i].split("+"))
+        ]
+        out.append((f, kept))
+    return out
+
+
 def deletion_residue(
     forgets: Iterable[ForgetRecord], condition: str, design: Design = PAPER
 ) -> float | None:
-    """Share of `forget` events after which a forgotten value could still be found."""
+    """Share of `forget` events after which a forgotten value stated before the forget could
+    still be found (`counted_residue`)."""
     producer = design.producer_of(condition)
     by_event: dict[str, bool] = {}
-    for r in forgets:
+    for r, kept in counted_residue(forgets):
         if r.producer == producer:
-            by_event[r.event] = by_event.get(r.event, False) or bool(r.residue)
+            by_event[r.event] = by_event.get(r.event, False) or bool(kept)
     return mean([float(v) for v in by_event.values()]) if by_event else None
+
+
+# --- read-level endpoints (docs/method.md §16) --------------------------------------------
+
+ReadPart = Literal["all", "probes", "queries"]
+"""Which recorded reads a read-level endpoint is over: probes' clean reads, world-a primary
+query reads, or both."""
+
+
+class Read(NamedTuple):
+    tau: tuple[str, str, str, str]
+    exposed: list[ExposedRecord]
+    authorized: frozenset[tuple[str, ...]]
+
+
+def recorded_reads(records: RunRecords, condition: str, part: ReadPart = "all") -> list[Read]:
+    """The condition's reads: its utility probes' clean reads (forged probes aside, as for
+    NeededSupport), then its world-a primary query reads."""
+    reads: list[Read] = []
+    if part in ("all", "probes"):
+        reads += [
+            Read(p.tau, p.clean.exposed, _facts(p.authorized))
+            for p in _probes(records.probes, condition)
+        ]
+    if part in ("all", "queries"):
+        reads += [
+            Read(q.tau, q.exposed, _facts(q.authorized))
+            for q in query_records(records.queries, condition)
+        ]
+    return reads
+
+
+def _shown(read: Read) -> list[tuple[str, str, str, str]]:
+    """The facts β yields from the read's exposed items (certified or plain text, eligible
+    or not): a plain record's text counts whatever E would say of it."""
+    return [
+        (f.entity, f.predicate, f.value, f.scope)
+        for item in read.exposed
+        for f in item.facts
+        if f.readable
+    ]
+
+
+def wrong_value_shown(read: Read) -> bool:
+    """The exposed items yield a fact of the read's own slot whose value is not in Q*."""
+    entity, predicate, scope, _ = read.tau
+    gold = {f[2] for f in read.authorized}
+    return any(
+        (e, p, s) == (entity, predicate, scope) and v not in gold for e, p, v, s in _shown(read)
+    )
+
+
+def wrong_entity_shown(read: Read) -> bool:
+    """The exposed items yield a fact of the queried predicate for another entity."""
+    entity, predicate, _, _ = read.tau
+    return any(p == predicate and e != entity for e, p, _v, _s in _shown(read))
+
+
+def distractor_share(read: Read) -> float | None:
+    """Share of the read's exposed items written from a distractor turn (None: none shown)."""
+    if not read.exposed:
+        return None
+    return sum(item.distractor is not None for item in read.exposed) / len(read.exposed)
+
+
+def current_in_context(read: Read) -> bool | None:
+    """Every fact of a non-empty Q* is readable from the exposed items (None: Q* is empty)."""
+    if not read.authorized:
+        return None
+    return supported(exposed_facts_of(read.exposed), read.authorized)
+
+
+def exposed_facts_of(exposed: Iterable[ExposedRecord]) -> frozenset[tuple[str, ...]]:
+    return frozenset(
+        (f.entity, f.predicate, f.value, f.scope)
+        for item in exposed
+        for f in item.facts
+        if f.readable
+    )
+
+
+ReadJudge = Callable[[Read], bool | float | None]
+"""A read-level judgement: its value for one read, None where it is undefined."""
+
+
+def read_share(
+    records: RunRecords,
+    condition: str,
+    part: ReadPart,
+    judge: ReadJudge,
+) -> float | None:
+    """Mean of `judge` over the reads it is defined on (None: no such read)."""
+    values = [v for r in recorded_reads(records, condition, part) if (v := judge(r)) is not None]
+    return mean([float(v) for v in values]) if values else None
+
+
+STORE_EVENTS = frozenset({"ADD", "UPDATE", "DELETE"})
+
+
+def store_operations(step: StepRecord) -> int:
+    """What a step did to the store: Mem0's ADD/UPDATE/DELETE events, a certified record
+    change (css, ssgm), but not a NONE decision or the bounded producer's budget entry."""
+    return sum(
+        1
+        for op in step.operations
+        if op.get("op") != "bounded" and op.get("event", "ADD") in STORE_EVENTS
+    )
+
+
+def distractor_writes(steps: Iterable[StepRecord], condition: str, design: Design) -> int:
+    """Store operations of the producer's world-a steps that write a distractor block."""
+    producer = design.producer_of(condition)
+    return sum(
+        store_operations(s)
+        for s in steps
+        if s.producer == producer and s.world == "a" and s.distractor is not None
+    )

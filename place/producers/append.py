@@ -40,13 +40,14 @@ class AppendWriter:
             return StepOutcome()
         # One add per message, so that each record carries its own `written_seq` and
         # speaker; Mem0 stores and numbers them exactly as one add of the whole list would.
-        said = speakers(written_turns(turns), self.store.principal)
+        said_by = written_turns(turns)
+        said = speakers(said_by, self.store.principal)
         counter = RecordCounter(self.store)
         stored = [
             text
-            for message, speaker in zip(messages, said, strict=True)
+            for message, speaker, turn in zip(messages, said, said_by, strict=True)
             for text in self.store.add_messages(
-                [message], written(conv.date, counter.take(), speaker)
+                [message], written(conv.date, counter.take(), speaker, (turn.id,))
             )
         ]
         return StepOutcome([{"event": "ADD", "memory": text} for text in stored])

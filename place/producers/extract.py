@@ -115,7 +115,8 @@ class ExtractWriter:
         messages = dialogue_messages(turns)
         if messages is None:
             return StepOutcome()
-        said = speakers(written_turns(turns), self.store.principal)
+        said_by = written_turns(turns)
+        said = speakers(said_by, self.store.principal)
         # Summaries are never revisited (docs/method.md §11): a forget leaves them as they are.
         records = {
             p.id: Held(p.id, p.text, p.metadata)
@@ -124,7 +125,7 @@ class ExtractWriter:
         }
         counter = RecordCounter(self.store)
         out = StepOutcome()
-        for message, speaker in zip(messages, said, strict=True):
+        for message, speaker, turn in zip(messages, said, said_by, strict=True):
             if message["role"] != "user":
                 continue
             text = message["content"]
@@ -147,7 +148,7 @@ class ExtractWriter:
                         f"extract: no record text reads back as exactly {tuple(fact)}; "
                         f"wrote {new_text!r}"
                     )
-                meta = written(conv.date, counter.take(), speaker)
+                meta = written(conv.date, counter.take(), speaker, (turn.id,))
                 if self.schema.predicates[fact.predicate].cardinality == "one" and held:
                     target = held[-1]  # the newest record of the slot
                     previous = self.store.update_text(target.id, new_text, meta)

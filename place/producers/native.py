@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from place.agent.native import NativeWriter, dialogue_messages
+from place.agent.native import NativeWriter, dialogue_messages, written_turns
 from place.producers.registry import (
     ProducerContext,
     RecordCounter,
@@ -37,7 +37,8 @@ class NativeStoreWriter:
             (turn_speaker(t, self.store.principal) for t in turns if t.role != "assistant"),
             self.store.principal,
         )
-        metadata = written(conv.date, RecordCounter(self.store).take(), speaker)
+        sources = [t.id for t in written_turns(turns)]
+        metadata = written(conv.date, RecordCounter(self.store).take(), speaker, sources)
         done = NativeWriter().write(self.store, turns, conv.date, metadata=metadata)
         return StepOutcome(done.operations, done.failures, done.llm_calls)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from place.readback import Readback
+from place.readback import SOURCE_TURNS, Readback
 from place.registry import Component, FactoryT, Registry, component_decorator
 from place.trajectory.model import Compaction, Conversation, Schema, Turn
 
@@ -106,12 +106,17 @@ def written_on(day: dt.date) -> dict[str, str]:
     return {WRITTEN_ON: day.isoformat()}
 
 
-def written(day: dt.date, seq: int, speaker: str) -> dict[str, Any]:
+def written(day: dt.date, seq: int, speaker: str, turns: Sequence[str] = ()) -> dict[str, Any]:
     """What every producer puts on every record it writes (docs/method.md §8.10): the
     conversation date (`written_on`), the store's record counter (`written_seq`, from a
-    `RecordCounter`) and who said what the record holds (`speaker`). Records are ordered by
-    (written_on, written_seq, id)."""
-    return {WRITTEN_ON: day.isoformat(), WRITTEN_SEQ: seq, SPEAKER: speaker}
+    `RecordCounter`), who said what the record holds (`speaker`) and the turns it was
+    written from (`source_turns`, docs/method.md §16: DistractorShare reads them). Records
+    are ordered by (written_on, written_seq, id). Mem0 passes metadata to the store, never
+    to its LLM, so none of this reaches a prompt."""
+    meta: dict[str, Any] = {WRITTEN_ON: day.isoformat(), WRITTEN_SEQ: seq, SPEAKER: speaker}
+    if turns:
+        meta[SOURCE_TURNS] = list(turns)
+    return meta
 
 
 OrderKey = tuple[tuple[int, str], tuple[int, int], str]

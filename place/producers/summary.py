@@ -13,7 +13,7 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 from place.producers.registry import RecordCounter, StepOutcome, written, written_order
-from place.readback import SUMMARY_KEYS, SUMMARY_MARKER, Readback, is_summary
+from place.readback import SOURCE_TURNS, SUMMARY_KEYS, SUMMARY_MARKER, Readback, is_summary
 from place.trajectory.model import Compaction
 
 if TYPE_CHECKING:
@@ -42,8 +42,10 @@ def plain_summary(
         return StepOutcome()
     text = "\n".join(p.text for p in sorted(group, key=lambda p: written_order(p.id, p.metadata)))
     # The summary speaks for its entity: a line naming no one is read as about it.
+    ordered = sorted(group, key=lambda p: written_order(p.id, p.metadata))
+    sources = list(dict.fromkeys(t for p in ordered for t in p.metadata.get(SOURCE_TURNS) or ()))
     meta = {
-        **written(day, RecordCounter(store).take(), entry.entity),
+        **written(day, RecordCounter(store).take(), entry.entity, sources),
         SUMMARY_MARKER: "1",
         **summary_names(entry),
     }

@@ -71,7 +71,10 @@ class Provenance:
         history = _History()
         for _conv, turn in trajectory.turns():
             self._before[turn.id] = history.copy()
-            self._apply(history, turn)
+            if turn.id not in trajectory.distractors:
+                # A distractor (docs/method.md §16) tells nothing: a value it mentions stays
+                # as trusted or untrusted as it was, so the reference is the same without it.
+                self._apply(history, turn)
             self._after[turn.id] = history.copy()
 
     def _pairs(self, text: str) -> set[Pair]:

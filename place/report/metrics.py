@@ -1,4 +1,4 @@
-"""metrics.json (`place-metrics/5`): every endpoint and effect, computed from records only.
+"""metrics.json (`place-metrics/6`): every endpoint and effect, computed from records only.
 
 The document is a pydantic model (`MetricsDocument`) with a docstring per field; it is built
 by `compute_metrics`, written by `dump_metrics` and read back by `load_metrics`, so a reader
@@ -35,21 +35,28 @@ __all__ = [
     "load_metrics",
 ]
 
-METRICS_SCHEMA = "place-metrics/5"
+METRICS_SCHEMA = "place-metrics/6"
 """/2: strict Ω, clean probe reads, leakage over both worlds' Q*, factorization over worlds a
 and b with the first mismatch. /3: the AOEP scorecard (`aoep`, docs/method.md §10). /4: the
 scorecard's governance-shaped kinds and its `model_independent` and `answer_dependent`
 tallies (§11), the act gate's decisions per condition (`tasks`) and the pilot table
 (`aoep_pilot`). /5: per condition, the citation lock's `provenance`, `hearsay` and `forged`
-(§12.5); ConflictHarm over conflict probes only."""
+(§12.5); ConflictHarm over conflict probes only. /6: per condition, the read-level endpoints
+`reads` (§16)."""
 
-READABLE_SCHEMAS = ("place-metrics/2", "place-metrics/3", "place-metrics/4", METRICS_SCHEMA)
+READABLE_SCHEMAS = (
+    "place-metrics/2",
+    "place-metrics/3",
+    "place-metrics/4",
+    "place-metrics/5",
+    METRICS_SCHEMA,
+)
 """Layouts `load_metrics` reads: /2 differs only by lacking `aoep`, /3 by lacking §11's kinds
-and tallies in it, `tasks` and `aoep_pilot`, /4 by lacking §12's groups per condition (read
-as None)."""
+and tallies in it, `tasks` and `aoep_pilot`, /4 by lacking §12's groups per condition, /5 by
+lacking `reads` (read as None)."""
 
-OPTIONAL_GROUPS = ("provenance", "hearsay", "forged")
-"""Per-condition groups a layout before /5 lacks: None when read from one."""
+OPTIONAL_GROUPS = ("provenance", "hearsay", "forged", "reads")
+"""Per-condition groups an older layout lacks: None when read from one."""
 
 
 class _Part(BaseModel):

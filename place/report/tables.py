@@ -172,6 +172,15 @@ ENDPOINT_TABLES: dict[str, tuple[str, str | None]] = {
         "openable, pointer-only, orphaned; hearsay = excluded records / reads)",
         None,
     ),
+    "reads": (
+        "Table 4 A: read-level endpoints over probes' clean reads and world-a query reads "
+        "(docs/method.md §16; β on the exposed items, eligible or not)",
+        None,
+    ),
+    "reads_apart": (
+        "Table 4 B: read-level endpoints, probes and query reads apart (docs/method.md §16)",
+        None,
+    ),
 }
 """The per-condition endpoint tables: name -> (title, section of the paper's values; None
 for a table the paper has no values for). Their columns are the endpoints declared in them
@@ -297,6 +306,14 @@ def floor_forgery_note(runs: Sequence[MetricsDocument]) -> str | None:
 def citation(runs: Sequence[MetricsDocument], paper: bool) -> Table:
     table = endpoint_table("citation", runs, paper)
     return replace(table, note=_join(table.note, floor_forgery_note(runs)))
+
+
+def reads(runs: Sequence[MetricsDocument], paper: bool) -> Table:
+    return endpoint_table("reads", runs, paper)
+
+
+def reads_apart(runs: Sequence[MetricsDocument], paper: bool) -> Table:
+    return endpoint_table("reads_apart", runs, paper)
 
 
 AOEP_FAMILIES = (
@@ -460,6 +477,8 @@ def all_tables(runs: Sequence[MetricsDocument], paper: bool = False) -> list[Tab
         table2a,
         table2b,
         citation,
+        reads,
+        reads_apart,
         aoep,
     ]
     if any(m.aoep_pilot for m in runs):

@@ -528,10 +528,13 @@ def trajectory_file(t: Any, run_dir: Path) -> tuple[Path, dict[str, Any] | None]
     """The trajectory file of a job: `trajectory.path`, or, when `trajectory.seed` is set, the
     generated trajectory written into the run directory (again on a resume: the generator
     depends only on seed, design, filler and the package version, so the bytes are the same)."""
-    if t.seed is None:
+    from place.runner.trajectory_source import is_made, made
+
+    if not is_made(t):
         return Path(resolve_path(t.path)), None
-    from place.generate import write
+    from place.atomic import write_text
 
     path = run_dir / "trajectory.yaml"
-    write(int(t.seed), path, design=str(t.design), filler=int(t.filler))
-    return path, {"seed": int(t.seed), "design": str(t.design), "filler": int(t.filler)}
+    result = made(t, None if t.path is None else str(resolve_path(t.path)))
+    write_text(path, result.text)
+    return path, result.info

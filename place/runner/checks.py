@@ -316,7 +316,11 @@ def trajectory_problems(cfg: Any) -> tuple[Any, list[str]]:
             )
         ]
     try:
-        if t.seed is not None:
+        if t.distract is not None:
+            from place.runner.trajectory_source import made
+
+            trajectory = made(t, None if t.path is None else _resolve(t.path)).trajectory
+        elif t.seed is not None:
             trajectory = _generated(int(t.seed), str(t.design), int(t.filler))
         else:
             trajectory = _load(_resolve(t.path))

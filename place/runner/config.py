@@ -33,6 +33,7 @@ from place.errors import PlaceError
 from place.generate.design import design_names
 from place.params import Doc, Rule, config_node
 from place.runtime.cache import CACHE_MODES as LLM_CACHE_MODES
+from place.trajectory.model import DISTRACTOR_KINDS
 
 __all__ = [
     "CONFIG_DIR",
@@ -206,6 +207,7 @@ if TYPE_CHECKING:  # mypy cannot read enums made by the functional API; all are 
     CacheMode = StrEnum
     GeneratedDesign = StrEnum
     LLMProducers = StrEnum
+    DistractorKindName = StrEnum
 else:
     BackendKind = _names("BackendKind", ("qdrant-local", "qdrant-server"))
     """`backend.kind`: embedded Qdrant (local mode) or a Qdrant server."""
@@ -216,6 +218,8 @@ else:
     of them plus a governance story (`small`; docs/generator.md)."""
     LLMProducers = _names("LLMProducers", ("skip", "run"))
     """`experiment.llm_producers`: what an answer-free run does with an LLM producer."""
+    DistractorKindName = _names("DistractorKindName", DISTRACTOR_KINDS)
+    """`trajectory.distract`: an on-topic distractor kind (docs/method.md §16)."""
 # Enum defaults made once (a call in a dataclass default would be evaluated at class creation
 # anyway; naming them keeps the schema readable).
 DEFAULT_BACKEND = BackendKind("qdrant-local")
@@ -370,6 +374,32 @@ class TrajectoryConfig:
         Le(500),  # place.generate.MAX_FILLER (tests/unit/test_config_values.py keeps them equal)
         Doc("Generated trajectories: turns of distractor chatter added to each conversation."),
     ] = 0
+    distract: (
+        Annotated[
+            DistractorKindName,
+            Doc(
+                "Add on-topic distractors of this kind (`place distract`, docs/method.md §16) "
+                "to the file or generated trajectory; the run writes the result into its "
+                "directory as trajectory.yaml. null = none."
+            ),
+        ]
+        | None
+    ) = None
+    dose: Annotated[
+        int,
+        Ge(0),
+        Le(1000),
+        Doc("With `distract`: how many distractors to add (nested: a lower dose's are a subset)."),
+    ] = 0
+    distract_seed: (
+        Annotated[
+            int,
+            Ge(0),
+            Le(MAX_SEED),
+            Doc("With `distract`: the distractors' seed; null = `seed` (0 for a file)."),
+        ]
+        | None
+    ) = None
 
 
 @dataclass

@@ -26,7 +26,13 @@ from place.eligibility import Interpretation, is_eligible, is_ineligible_exposur
 from place.errors import PlaceError
 from place.governance.act_gate import NeedRead, decide
 from place.governance.authorizer import ReadDecision
-from place.governance.citation import Evidence, consequential_predicates, pointer, provenance
+from place.governance.citation import (
+    Evidence,
+    consequential_predicates,
+    pointer,
+    provenance,
+    source_turns,
+)
 from place.governance.evidence import EVIDENCE
 from place.governance.forgery import forged_record
 from place.governance.ledger import read_governance
@@ -566,6 +572,7 @@ class Experiment:
                     llm_calls=[call_record(meta) for meta in done.llm_calls],
                     seconds=round(elapsed, 3),
                     query=query,
+                    distractor=self.traj.distractors.get(turns[0].id) if turns else None,
                 )
             )
 
@@ -713,6 +720,11 @@ class Experiment:
                     ineligible=is_ineligible_exposure(self.readback, item, tau, day),
                     pointer=pointer(item.metadata),
                     provenance=provenance(item.metadata, evidence, self.lexicon),
+                    sources=(sources := source_turns(item.metadata)),
+                    distractor=next(
+                        (self.traj.distractors[t] for t in sources if t in self.traj.distractors),
+                        None,
+                    ),
                 )
             )
         return out

@@ -94,6 +94,9 @@ class _Builder:
             self.add("probes", conv, probes=tuple(self.waiting_probes))
             self.waiting_probes = []
 
+    def distractor(self, turn: Turn) -> bool:
+        return turn.id in self.trajectory.distractors
+
     def speaker(self, turn: Turn) -> str:
         return self.trajectory.speaker_of(turn)
 
@@ -126,6 +129,12 @@ class _Builder:
                         or bool(self.waiting_probes or self.waiting_compactions)
                         or bool(
                             self.pending and self.speaker(self.pending[-1]) != self.speaker(turn)
+                        )
+                        # A distractor and its reply are a step of their own (docs/method.md
+                        # §16): DistractorWrites counts what such steps write.
+                        or bool(
+                            self.pending
+                            and self.distractor(self.pending[-1]) != self.distractor(turn)
                         )
                     )
                     if closed:

@@ -19,8 +19,7 @@ SLURM_LAUNCHERS = ("place_slurm", "submitit_slurm")
 def uses_slurm(argv: Sequence[str]) -> bool:
     """The command line picks a SLURM launcher (`hydra/launcher=place_slurm`)."""
     return any(
-        a.lstrip("+~").startswith("hydra/launcher=")
-        and a.split("=", 1)[1] in SLURM_LAUNCHERS
+        a.lstrip("+~").startswith("hydra/launcher=") and a.split("=", 1)[1] in SLURM_LAUNCHERS
         for a in argv
     )
 

@@ -56,6 +56,7 @@ from place.trajectory.model import (
     Compaction,
     Conflict,
     Conversation,
+    DistractorKind,
     Entity,
     Event,
     Expectation,
@@ -991,12 +992,44 @@ class TurnDoc(_TurnRules):
     run: Text | None = None
     redelivers: Text | None = None
     restart: Flag = False
+    distractor: DistractorKind | None = None
 
     @field_validator("id")
     @classmethod
     def _unique_id(cls, ident: str, info: ValidationInfo) -> str:
         _register(info, "turn", ident, "turn ids must be unique across the whole trajectory")
         return ident
+
+    @model_validator(mode="after")
+    def _distractor_carries_nothing(self) -> TurnDoc:
+        """docs/method.md §16: a distractor changes no reference, so it carries nothing that
+        could (an event, a query, a task or run, a redelivery, a restart), and it is a user
+        turn or the assistant's reply to one."""
+        if self.distractor is None:
+            return self
+        message = (
+            "a distractor turn carries no '{}': it must leave S*, Q* and every gold unchanged "
+            "(remove the key or the 'distractor')"
+        )
+        carried = {
+            "events": self.events,
+            "query": self.query,
+            "task": self.task,
+            "run": self.run,
+            "redelivers": self.redelivers,
+            "restart": self.restart,
+        }
+        found = [
+            ((key,), problem(message.format(key), at="key")) for key, v in carried.items() if v
+        ]
+        if self.role == "tool":
+            role = (
+                "'distractor' is allowed on user and assistant turns only; this turn's role is tool"
+            )
+            found.append((("distractor",), problem(role, at="key")))
+        if found:
+            _fail(found)
+        return self
 
     @field_validator("query", mode="before")
     @classmethod
@@ -1580,6 +1613,12 @@ class TrajectoryDoc(Part):
             sha256=sha256,
             principals=self.principals or (),
             compactions=tuple(Compaction(c.after, c.entity, c.scope) for c in self.compactions),
+            distractors={
+                t.id: t.distractor
+                for c in self.conversations
+                for t in c.turns
+                if isinstance(t, TurnDoc) and t.distractor is not None
+            },
         )
 
 

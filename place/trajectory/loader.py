@@ -97,6 +97,13 @@ def load_structure(path: str | Path) -> Structure:
     return Structure(doc.to_trajectory(file, hashlib.sha256(data).hexdigest()), explain.locate)
 
 
+def read_source(path: str | Path) -> Source:
+    """The file's plain data and positions, before any check of the format (for tools that
+    rewrite a trajectory they have validated, such as `place distract`)."""
+    file = str(path)
+    return _parse(file, Path(file).suffix.lower(), _decode(file, _read_bytes(file)))
+
+
 def _read_bytes(file: str) -> bytes:
     suffix = Path(file).suffix.lower()
     if suffix not in SUFFIXES:

@@ -24,6 +24,10 @@ Role = Literal["user", "assistant", "tool"]
 Family = Literal["supersession", "correction", "deletion", "scope", "temporal", "provenance"]
 Expectation = Literal["allow", "block"]
 Reason = Literal["stale-epoch", "out-of-scope", "untrusted"]
+DistractorKind = Literal[
+    "entity", "topic", "hypothetical", "reported", "negated", "restate", "neutral"
+]
+"""The on-topic distractor kinds of docs/method.md §16 (`place distract`)."""
 
 FORMAT: Final[str] = get_args(Format)[0]
 GLOBAL_SCOPE = "global"
@@ -40,6 +44,7 @@ EXPECTATIONS: tuple[str, ...] = get_args(Expectation)
 REASONS: tuple[str, ...] = get_args(Reason)
 ROLES: tuple[str, ...] = get_args(Role)
 FAMILIES: tuple[str, ...] = get_args(Family)
+DISTRACTOR_KINDS: tuple[str, ...] = get_args(DistractorKind)
 
 
 class Fact(NamedTuple):
@@ -286,6 +291,11 @@ class Trajectory:
     principals: tuple[str, ...] = ()
     """The workspace's principals as declared (empty: `principal` alone; `all_principals`)."""
     compactions: tuple[Compaction, ...] = ()
+    distractors: dict[str, DistractorKind] = field(default_factory=dict)
+    """Turn id -> distractor kind of every turn written with a `distractor` key (docs/method.md
+    §16). Kept on the trajectory, not on `Turn`, because producers receive turns and
+    conversations but never the trajectory: a producer cannot see which turns are
+    distractors, only the evaluator's endpoints can."""
     _turn_index: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -22,6 +22,8 @@ from place.report.tables import (
     all_tables,
     aoep,
     citation,
+    reads,
+    reads_apart,
     table1a,
     table1b,
     table2a,
@@ -193,9 +195,10 @@ def test_paper_values_add_no_scorecard_rows() -> None:
 def test_all_tables_appends_the_scorecard_and_keeps_the_others(paper: bool) -> None:
     runs = [paper_doc()]
     tables = all_tables(runs, paper=paper)
-    names = ["table1a", "table1b", "table2a", "table2b", "citation", "aoep"]
+    names = ["table1a", "table1b", "table2a", "table2b", "citation", "reads", "reads_apart", "aoep"]
     assert [t.name for t in tables] == names
-    for t, f in zip(tables, (table1a, table1b, table2a, table2b, citation, aoep), strict=True):
+    makers = (table1a, table1b, table2a, table2b, citation, reads, reads_apart, aoep)
+    for t, f in zip(tables, makers, strict=True):
         assert t == f(runs, paper)
 
 

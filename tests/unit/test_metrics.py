@@ -288,25 +288,47 @@ def test_conflict_probe_support_and_exposure_come_from_the_clean_read() -> None:
     assert ep.conflict_harmed(abstain)
 
 
-def test_deletion_residue_counts_events_with_residue_at_either_check() -> None:
-    def forget(event: str, check: str, residue: list[str]) -> ForgetRecord:
-        return ForgetRecord(
-            event=event,
-            producer="native",
-            check=check,
-            slot=("alex", "diet", "global"),
-            values=["vegetarian"],
-            residue=residue,
-        )
+def _forget(
+    event: str, check: str, residue: list[str], where: list[str] | None = None
+) -> ForgetRecord:
+    return ForgetRecord(
+        event=event,
+        producer="native",
+        check=check,
+        slot=("alex", "diet", "global"),
+        values=["vegetarian"],
+        residue=residue,
+        where=where if where is not None else ["point"] * len(residue),
+    )
 
+
+def test_deletion_residue_counts_events_with_residue_at_either_check() -> None:
     rows = [
-        forget("e1", "after", []),
-        forget("e1", "end", ["vegetarian diet"]),
-        forget("e2", "after", []),
-        forget("e2", "end", []),
+        _forget("e1", "after", ["vegetarian diet"]),
+        _forget("e1", "end", ["vegetarian diet"]),
+        _forget("e2", "after", []),
+        _forget("e2", "end", []),
+        _forget("e3", "after", ["vegetarian diet"]),
+        _forget("e3", "end", []),
     ]
-    assert ep.deletion_residue(rows, "QASC") == 0.5
+    assert ep.deletion_residue(rows, "QASC") == pytest.approx(2 / 3)
     assert ep.deletion_residue(rows, "PLACE") is None
+
+
+def test_deletion_residue_counts_only_what_precedes_the_forget() -> None:
+    """docs/method.md §16.4: a string first found at the end was stored after the forget (a
+    later mention: new information), unless a summary holds it (a derived copy)."""
+    later = [_forget("e1", "after", []), _forget("e1", "end", ["vegetarian again, hypothetically"])]
+    assert ep.deletion_residue(later, "QASC") == 0.0
+    summary = [
+        _forget("e1", "after", []),
+        _forget("e1", "end", ["diet: vegetarian"], ["history+summary"]),
+    ]
+    assert ep.deletion_residue(summary, "QASC") == 1.0
+    kept = ep.counted_residue(
+        [*later, _forget("e2", "after", ["x"]), _forget("e2", "end", ["x", "y"])]
+    )
+    assert [k for _, k in kept] == [[], [], [0], [0]]
 
 
 def _joint_rows(successes: dict[str, list[tuple[str, bool]]]) -> list[QueryRecord]:
