@@ -3,7 +3,11 @@
 docs/method.md §2: a predicate matches when one of its keywords occurs; the entity is each entity
 whose name or alias occurs, else the principal; the scope is each scope whose alias occurs,
 else the predicate's `default_scope`, else `global`; every domain value that occurs yields a
-fact, except an occurrence that is historical (`place.lexicon.cues`).
+fact, except an occurrence that is historical (`place.lexicon.cues`) or, for β only, stands
+in a non-assertive clause (`place.lexicon.assertion`: hypothetical, reported, negated, or
+about a person the schema does not declare). `Lexicon.values_in`, the reading of answers
+(Ω) and of deletion residue, skips historical occurrences only: Ω is out of the
+non-assertive rule's scope by decision.
 
 Choices the spec leaves open, made here:
 
@@ -30,6 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 
+from place.lexicon import assertion
+from place.lexicon.assertion import Hit, Kind
 from place.lexicon.cues import Span, clause_boundaries, clause_of, is_historical
 from place.lexicon.forget import request_sentences
 from place.lexicon.surface import LEFT, RIGHT, literal, value_pattern
@@ -46,6 +52,14 @@ class ValueMatch:
     start: int
     end: int
     historical: bool
+    nonassertive: Kind | None = None
+    """The kind of non-assertive clause the occurrence stands in (`place.lexicon.assertion`),
+    else None. β skips such an occurrence; `values_in` (Ω) does not."""
+
+    @property
+    def asserted(self) -> bool:
+        """Whether β reads this occurrence: neither historical nor non-assertive."""
+        return not self.historical and self.nonassertive is None
 
 
 def _phrases_pattern(phrases: Iterable[str]) -> re.Pattern[str] | None:
@@ -77,6 +91,12 @@ class Lexicon:
             (eid, entity.surface_forms) for eid, entity in schema.entities.items()
         )
         self._scopes = _named_patterns((sid, scope.aliases) for sid, scope in schema.scopes.items())
+        self._known_words = frozenset(
+            word.lower()
+            for phrase in _declared_phrases(schema)
+            for word in re.findall(r"\w+", phrase)
+        )
+        self._hits_cached = lru_cache(maxsize=_CACHE_SIZE)(assertion.find_hits)
         self._read_cached = lru_cache(maxsize=_CACHE_SIZE)(self._read_uncached)
         self._matches_cached = lru_cache(maxsize=_CACHE_SIZE)(self._matches_uncached)
 
@@ -107,6 +127,7 @@ class Lexicon:
         """Forget memoized readings (for cost measurements that must not depend on hits)."""
         self._read_cached.cache_clear()
         self._matches_cached.cache_clear()
+        self._hits_cached.cache_clear()
 
     def forget_requests(self, text: str) -> set[Slot]:
         """The slots `text` asks to forget (`place.lexicon.forget`): for each predicate whose
@@ -124,11 +145,13 @@ class Lexicon:
 
     def values_in(self, text: str, predicate: str) -> set[str]:
         """Canonical values of `predicate` written in `text` and not historical. No keyword
-        is needed: this is the reading of an answer to a question about the predicate."""
+        is needed: this is the reading of an answer to a question about the predicate.
+        Non-assertive occurrences count here (unlike in `read`): see the module docstring."""
         return {m.value for m in self.matches(text, predicate) if not m.historical}
 
     def matches(self, text: str, predicate: str) -> tuple[ValueMatch, ...]:
-        """Every counted occurrence of a value of `predicate`, in text order."""
+        """Every counted occurrence of a value of `predicate`, in text order, each marked
+        historical and/or non-assertive."""
         return self._matches_cached(text, self._check(predicate))
 
     def mentions(self, text: str, predicate: str) -> bool:
@@ -163,7 +186,7 @@ class Lexicon:
         if not self.mentions(text, predicate):
             return frozenset()
         found = self.matches(text, predicate)
-        values = {m.value for m in found if not m.historical}
+        values = {m.value for m in found if m.asserted}
         if not values:
             return frozenset()
         spans = [(m.start, m.end) for m in found]
@@ -182,14 +205,51 @@ class Lexicon:
         ]
         kept = _drop_contained(raw)
         spans = [(s, e) for s, e, _ in kept]
+        if not kept:
+            return ()
         boundaries = clause_boundaries(text, spans)
+        covering = self._nonassertive_regions(text, predicate, spans)
         result = []
         for start, end, value in kept:
             span = (start, end)
             clause = clause_of(span, boundaries, len(text))
             others = [o for o in spans if o != span]
-            result.append(ValueMatch(value, start, end, is_historical(text, span, clause, others)))
+            historical = is_historical(text, span, clause, others)
+            kind = assertion.kind_of(span, covering)
+            result.append(ValueMatch(value, start, end, historical, kind))
         return tuple(result)
+
+    def _nonassertive_regions(
+        self, text: str, predicate: str, values: list[Span]
+    ) -> list[assertion.Region]:
+        """The regions of `text` that non-assertive cues cover for `predicate`
+        (`place.lexicon.assertion`); `values` are the predicate's matched values."""
+        hits = self._hits_cached(text)
+        if not hits:
+            return []
+        keyword = self._keywords[predicate]
+        own = values + ([m.span() for m in keyword.finditer(text)] if keyword else [])
+        declared: list[Span] | None = None
+
+        def counts(hit: Hit) -> bool:
+            nonlocal declared
+            cue = (hit.start, hit.end)
+            if _overlaps_any(cue, own):
+                return False  # the cue's words belong to a value or keyword being read
+            if assertion.CUES[hit.cue].kind != "undeclared":
+                return True
+            if declared is None:
+                declared = _spans(self._entities, text) + _spans(self._scopes, text)
+            if _overlaps_any(cue, declared):
+                return False  # "my brother" as a declared alias
+            if hit.name is not None:
+                return text[hit.name[0] : hit.name[1]].lower() not in self._known_words
+            # "my friend Theo": a relation phrase in apposition to a declared entity
+            rest = text[hit.end :]
+            gap = len(rest) - len(rest.lstrip())
+            return not any(s == hit.end + gap for s, _e in _spans(self._entities, text))
+
+        return assertion.regions(text, hits, values, counts)
 
 
 def _drop_contained(raw: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -200,6 +260,29 @@ def _drop_contained(raw: list[tuple[int, int, str]]) -> list[tuple[int, int, str
         if not any(v2 != v and s2 <= s and e <= e2 and (e2 - s2) > (e - s) for s2, e2, v2 in raw)
     ]
     return sorted(kept)
+
+
+def _declared_phrases(schema: Schema) -> Iterable[str]:
+    """Every surface the schema declares: entity names and aliases, scope aliases, keywords,
+    enum values and value aliases."""
+    for entity in schema.entities.values():
+        yield from entity.surface_forms
+    for scope in schema.scopes.values():
+        yield from scope.aliases
+    for pred in schema.predicates.values():
+        yield from pred.keywords
+        for value, aliases in pred.values.items():
+            if pred.type == "enum":
+                yield value
+            yield from aliases
+
+
+def _overlaps_any(span: Span, others: Iterable[Span]) -> bool:
+    return any(s < span[1] and span[0] < e for s, e in others)
+
+
+def _spans(patterns: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> list[Span]:
+    return [m.span() for _key, pattern in patterns for m in pattern.finditer(text)]
 
 
 def _named_patterns(

@@ -97,7 +97,7 @@ def stated_facts(lexicon: Lexicon, text: str) -> list[Fact]:
     first: dict[tuple[str, str], int] = {}
     for predicate in {f.predicate for f in facts}:
         for match in lexicon.matches(text, predicate):
-            if not match.historical:
+            if match.asserted:
                 first.setdefault((predicate, match.value), match.start)
     return sorted(
         facts, key=lambda f: (first.get((f.predicate, f.value), len(text)), f.entity, f.scope)
