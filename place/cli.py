@@ -200,12 +200,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
         f"place generate --seed {args.seed} --design {args.design} --filler {args.filler} "
         f"--distract {','.join(kinds)} --dose {args.dose}"
     )
-    result = distract_loaded(
+    distracted = distract_loaded(
         made.trajectory, source.data, kinds, args.dose, args.seed, suffix, command
     )
-    write_text(Path(args.out), result.text)
-    added = f": generated, {result.added} distractor turns:"
-    print(_summary(args.out, result.trajectory).replace(": ok:", added, 1))
+    write_text(Path(args.out), distracted.text)
+    added = f": generated, {distracted.added} distractor turns:"
+    print(_summary(args.out, distracted.trajectory).replace(": ok:", added, 1))
     return 0
 
 

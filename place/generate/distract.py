@@ -275,9 +275,12 @@ class _Drawer:
         where = _where(t, slot)
         if where is None:
             return None
+        topic = self._topic(slot.predicate)
+        if topic is None:
+            return None
         fields: dict[str, str] = {
             "owner_s": _possessive(t, slot.entity),
-            "topic": t.schema.predicates[slot.predicate].keywords[0],
+            "topic": topic,
             "where": where,
         }
         expected: Fact | None = None
@@ -305,7 +308,9 @@ class _Drawer:
                 else f"{person}'s"
             )
         if value is not None:
-            fields["value"] = _surface(t, slot.predicate, value, rng, alias=kind == "restate")
+            # restate says the value "in other words"; the others write either form.
+            alias = kind == "restate" or rng.random() < 0.5
+            fields["value"] = _surface(t, slot.predicate, value, rng, alias=alias)
         templates = list(phrasing().kinds[kind].templates)
         rng.shuffle(templates)
         for template in templates:
@@ -313,6 +318,13 @@ class _Drawer:
             if self._reads_as(text, kind, slot, value, fields, expected):
                 return Drawn(kind, index, gap, text, reply)
         return None
+
+    def _topic(self, predicate: str) -> str | None:
+        """The predicate's first keyword that is no written value of it (a diet predicate
+        whose keyword is also its value "vegetarian" is named by another keyword)."""
+        lex = self.plan.lexicon
+        keywords = self.plan.t.schema.predicates[predicate].keywords
+        return next((k for k in keywords if not lex.matches(k, predicate)), None)
 
     def _undeclared(self, rng: random.Random) -> str:
         return rng.choice(self.relations if rng.random() < 0.5 else self.names)
@@ -458,16 +470,17 @@ def same_reference(a: Reference, b: Reference) -> str | None:
     for x, y in zip(a.checkpoints, b.checkpoints, strict=True):
         if x != y:
             return f"checkpoint {x.kind} at turn {x.turn}"
-    for what, xs, ys in (
+    reads: tuple[tuple[str, Sequence[Any], Sequence[Any]], ...] = (
         ("query", a.queries, b.queries),
         ("probe", a.probes, b.probes),
         ("task", a.tasks, b.tasks),
-    ):
+    )
+    for what, xs, ys in reads:
         if len(xs) != len(ys):
             return f"{len(xs)} {what}s before, {len(ys)} after"
-        for x, y in zip(xs, ys, strict=True):
-            if x != y:
-                return f"{what} {x.id}"
+        for item, other in zip(xs, ys, strict=True):
+            if item != other:
+                return f"{what} {item.id}"
     if b.problems:
         return f"the replay found problems: {b.problems[0]}"
     return None

@@ -102,6 +102,7 @@ RELATIONS = (
     r"|wife|husband|partner|son|daughter|flatmate|roommate|housemate|landlord|landlady"
     r"|girlfriend|boyfriend|fianc[eé]e?|parents|kids|children|in-laws|(?:mother|father|sister"
     r"|brother)-in-law|step(?:mother|father|sister|brother|mum|dad)|manager|teammate|classmate"
+    r"|hairdresser|barber"
 )
 
 _SUBJECT = (
@@ -115,7 +116,7 @@ _SPEECH = (
 )
 _ADVERB = r"(?:\s+(?:also|still|really|apparently|always|even))?"
 
-CONDITIONAL = r"if|suppos(?:e|ing)|imagine|in\s+case|hypothetically|unless|wish(?:ed)?"
+CONDITIONAL = r"if|suppos(?:e|ing)|imagine|in\s+case|hypothetically|unless|wish(?:e[sd])?"
 
 CUES: tuple[AssertionCue, ...] = (
     # hypothetical
@@ -124,7 +125,7 @@ CUES: tuple[AssertionCue, ...] = (
         r"suppos(?:e|ing)", "hypothetical", "sentence", "a supposition: 'suppose my plan were'"
     ),
     AssertionCue(r"imagine", "hypothetical", "sentence", "a supposition: 'imagine it were 9:40'"),
-    AssertionCue(r"wish(?:ed)?", "hypothetical", "sentence", "a wish: 'I wish it were at 2 pm'"),
+    AssertionCue(r"wish(?:e[sd])?", "hypothetical", "sentence", "a wish: 'I wish it were at 2 pm'"),
     AssertionCue(r"in\s+case", "hypothetical", "sentence", "a condition: 'in case it's 9:40'"),
     AssertionCue(r"hypothetically", "hypothetical", "sentence", "says so: 'hypothetically, 9:40'"),
     AssertionCue(
@@ -160,6 +161,13 @@ CUES: tuple[AssertionCue, ...] = (
         "negated",
         "clause",
         "negates what follows in its clause: 'isn't leaving at 9:40', 'never said'",
+    ),
+    AssertionCue(
+        r"(?:wrong|untrue|false|a\s+mistake|incorrect)\s+to\s+(?:say|think|write|note)"
+        r"|(?:untrue|false|incorrect)\s+that|nobody|no\s+one|there['’]s\s+no\s+way",
+        "negated",
+        "clause",
+        "denies what follows: 'it would be wrong to say my flight is 9:40', 'nobody said'",
     ),
     # undeclared person
     AssertionCue(

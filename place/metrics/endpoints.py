@@ -256,7 +256,7 @@ query reads, or both."""
 class Read(NamedTuple):
     tau: tuple[str, str, str, str]
     exposed: list[ExposedRecord]
-    authorized: frozenset[tuple[str, ...]]
+    authorized: frozenset[tuple[str | None, ...]]
 
 
 def recorded_reads(records: RunRecords, condition: str, part: ReadPart = "all") -> list[Read]:

@@ -39,6 +39,12 @@ def replay_argv(manifest: dict[str, Any], run_dir: Path, cache: Path) -> list[st
         ]
     else:
         trajectory = [f"trajectory={t['name']}"]
+    if t.get("distract") is not None:  # on-topic distractors (docs/method.md §16): same bytes
+        trajectory += [
+            f"trajectory.distract={t['distract']}",
+            f"trajectory.dose={t['dose']}",
+            f"trajectory.distract_seed={_value(t.get('distract_seed'))}",
+        ]
     # The experiment's switches and k as recorded (a run made with experiment.closed_loop=false
     # replays without its closed loop), and the seeds.
     experiment = [

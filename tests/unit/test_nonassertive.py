@@ -76,6 +76,10 @@ CASES: list[tuple[str, str, set[Fact]]] = [
     ("reported", "My brother says his flight is at 7:15.", NONE),
     # -- negated, also farther than the historical cue's one-word gap
     ("negated", "It's not true that my flight is at 9:40.", NONE),
+    ("negated", "It would be wrong to say my flight is at 9:40.", NONE),
+    ("negated", "Nobody ever told me my hotel is Casa Azul.", NONE),
+    ("hypothetical", "Part of me wishes my flight were at 9:40.", NONE),
+    ("undeclared", "By the way, my hairdresser's dentist is at 2 pm.", NONE),
     ("negated", "I never said my hotel was Casa Azul.", NONE),
     ("negated", "My flight isn't leaving at 9:40.", NONE),
     ("negated", "Don't put down 9:40 for my flight.", NONE),
