@@ -244,9 +244,13 @@ class MetricsDocument(_Part):
     """metrics.json: a run's endpoints, effects, factorization and AOEP scorecard."""
 
     # `schema` is a (deprecated) BaseModel method, so the field is `schema_` aliased.
-    schema_: Literal["place-metrics/2", "place-metrics/3", "place-metrics/4", "place-metrics/5"] = (
-        Field("place-metrics/5", alias="schema")
-    )
+    schema_: Literal[
+        "place-metrics/2",
+        "place-metrics/3",
+        "place-metrics/4",
+        "place-metrics/5",
+        "place-metrics/6",
+    ] = Field("place-metrics/6", alias="schema")
     """Layout version (`METRICS_SCHEMA`)."""
     trajectory: dict[str, Any]
     """The manifest header's trajectory: id, sha256, path (and `generated` for a generated one)."""

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def test_structural_facts_of_the_factorial(cold_run: Path) -> None:
     m = metrics(cold_run)
     c = m["conditions"]
-    assert m["schema"] == "place-metrics/5"
+    assert m["schema"] == "place-metrics/6"
     assert m["factorization"]["ok"] and m["factorization"]["mismatches"] == 0
     # Every post-update and pre-query checkpoint of world a, and every world b.
     assert m["factorization"]["checkpoints"] == (

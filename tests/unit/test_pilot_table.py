@@ -134,7 +134,7 @@ def test_pilot_rows_tally_model_independent_answer_and_aoep_kinds_apart():
 
 def test_the_metrics_document_carries_the_pilot_and_the_task_counts():
     m = metrics(governed_run())
-    assert m.schema_ == "place-metrics/5"
+    assert m.schema_ == "place-metrics/6"
     assert m.aoep_pilot is not None and m.aoep_pilot[0].condition == "PLACE"
     assert m.tasks is not None and m.tasks["PLACE"].matching == 3
     assert m.tasks["None/Native"].deliveries == 3
@@ -145,7 +145,7 @@ def test_the_metrics_document_carries_the_pilot_and_the_task_counts():
 
 def test_an_ungoverned_paper_run_writes_neither_tasks_nor_a_pilot_table():
     doc = json.loads(dump_metrics(metrics(records(GOVERNED, reads=GOOD_READS), PAPER)))
-    assert doc["schema"] == "place-metrics/5"
+    assert doc["schema"] == "place-metrics/6"
     assert "tasks" not in doc and "aoep_pilot" not in doc and "design" not in doc
     native = doc["aoep"]["Native"]
     assert (native["obligations"]["passed"], native["obligations"]["total"]) == (5, 5)
