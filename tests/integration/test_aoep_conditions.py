@@ -270,7 +270,12 @@ def test_native_records_carry_the_metadata_too(tmp_path: Path) -> None:
         points = store.scan().points
         store.close()
     assert [p.text for p in points] == ["Sam's flight to Rome is at 7:15"]
-    assert points[0].metadata == {"written_on": "2026-05-04", "written_seq": 1, "speaker": "sam"}
+    assert points[0].metadata == {
+        "written_on": "2026-05-04",
+        "written_seq": 1,
+        "speaker": "sam",
+        "source_turns": ["c1-001", "c1-002"],  # the step's written turns (docs/method.md §16.2)
+    }
 
 
 # --- extract and the counter on a real store, step by step --------------------------------
@@ -337,8 +342,10 @@ def extract_smoke(store: Any) -> None:
         "Sam's budget for Rome is 1500 EUR",
         "Sam sits at desk 14",
     }
-    # no lifecycle metadata: the date, the counter and the speaker only
-    assert all(set(p.metadata) == {"written_on", "written_seq", "speaker"} for p in scan.points)
+    # no lifecycle metadata: the date, the counter, the speaker and the source turn only
+    keys = {"written_on", "written_seq", "speaker", "source_turns"}
+    assert all(set(p.metadata) == keys for p in scan.points)
+    assert all(len(p.metadata["source_turns"]) == 1 for p in scan.points)  # the user turn
     updated = next(p for p in scan.points if p.id == fix["id"])
     assert updated.metadata["written_seq"] > min(p.metadata["written_seq"] for p in scan.points)
 

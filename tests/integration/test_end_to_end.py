@@ -161,7 +161,7 @@ def test_a_factorization_mismatch_invalidates_the_run(cold_run: Path, tmp_path: 
         assert (run_dir / "tables" / f"{name}.csv").read_text().startswith("# INVALID")
     assert (run_dir / "tables" / "tables.md").read_text().count(
         "> **INVALID"
-    ) == 6  # Tables 1 A, 1 B, 2 A, 2 B, 3 (the citation lock) and the AOEP scorecard
+    ) == 8  # Tables 1 A, 1 B, 2 A, 2 B, 3 (the citation lock), 4 A, 4 B and the scorecard
     report = subprocess.run(
         [*PLACE, "report", str(run_dir), "--no-plots"],
         cwd=ROOT,
