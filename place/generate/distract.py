@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import bisect
 import random
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -169,6 +168,8 @@ class _Plan:
             if ti == len(conv.turns) or conv.turns[ti].role == "user"
         ]
         self.reads = self._reads(reference)
+        # Only a gap some read follows can hold a distractor (computed once, not per draw).
+        self.gaps = [g for g in self.gaps if self.later(g)]
         # Event positions per slot, and S* just before each gap.
         self.events: dict[Slot, list[Position]] = {}
         for ci, conv in enumerate(convs):
@@ -261,10 +262,9 @@ class _Drawer:
     def draw(self, kind: DistractorKind, index: int, seed: int) -> Drawn | None:
         plan, t = self.plan, self.plan.t
         rng = random.Random(f"{seed}:{kind}:{index}")
-        gaps = [g for g in plan.gaps if plan.later(g)]
-        if not gaps:
+        if not plan.gaps:
             return None
-        gap = rng.choice(gaps)
+        gap = rng.choice(plan.gaps)
         reply = rng.choice(phrasing().kinds[kind].replies)
         if kind == "neutral":
             return (
@@ -376,8 +376,6 @@ class _Drawer:
             person = fields["person_s"][:-2]
             declared = [e for e, ent in t.schema.entities.items() if ent.name == person]
             return named == (declared or [t.principal])
-        if kind == "reported" and named != [slot.entity]:
-            return False
         if named != [slot.entity]:
             return False
         return expected is None or lex.read(text) == {expected}
@@ -496,19 +494,16 @@ class Distracted:
 def _reload(text: str, suffix: str, source: str) -> Trajectory:
     """The output as `place validate` reads it; a failure is a bug, named as one."""
     from place.errors import InputError
-    from place.reference.validate import load_trajectory
+    from place.reference.validate import load_trajectory_text
 
-    with tempfile.TemporaryDirectory(prefix="place-distract-") as tmp:
-        path = Path(tmp) / f"distracted{suffix}"
-        path.write_text(text, encoding="utf-8")
-        try:
-            return load_trajectory(path)
-        except InputError as exc:
-            shown = "; ".join(f"{p.location}: {p.message}" for p in exc.problems[:3])
-            raise PlaceError(
-                f"{source}: the distracted trajectory fails validation ({shown}); this is a bug "
-                "of `place distract` (please report it)"
-            ) from None
+    try:
+        return load_trajectory_text(text, suffix)
+    except InputError as exc:
+        shown = "; ".join(f"{p.location}: {p.message}" for p in exc.problems[:3])
+        raise PlaceError(
+            f"{source}: the distracted trajectory fails validation ({shown}); this is a bug "
+            "of `place distract` (please report it)"
+        ) from None
 
 
 def check_kinds(kinds: Sequence[str], dose: int, seed: int) -> list[DistractorKind]:

@@ -7,9 +7,7 @@ self-check. Any failure is a `PlaceError` naming the seed and the unmet constrai
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
-from pathlib import Path
 
 from place.errors import InputError
 from place.generate.design import fail
@@ -74,18 +72,13 @@ def self_check(traj: Trajectory) -> list[str]:
 def load(text: str, suffix: str, seed: int, design: str) -> Trajectory:
     """The generated text as the project's loader reads it (structure and the semantic
     validation of `place validate`); a failure names the seed."""
-    from place.reference.validate import load_trajectory
+    from place.reference.validate import load_trajectory_text
 
-    with tempfile.TemporaryDirectory(prefix="place-generate-") as tmp:
-        path = Path(tmp) / f"generated{suffix}"
-        path.write_text(text, encoding="utf-8")
-        try:
-            return load_trajectory(path)
-        except InputError as exc:
-            shown = "; ".join(p.message for p in exc.problems[:5])
-            raise fail(
-                seed, design, f"the generated trajectory fails validation: {shown}"
-            ) from None
+    try:
+        return load_trajectory_text(text, suffix)
+    except InputError as exc:
+        shown = "; ".join(p.message for p in exc.problems[:5])
+        raise fail(seed, design, f"the generated trajectory fails validation: {shown}") from None
 
 
 def verify(

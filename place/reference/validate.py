@@ -10,6 +10,7 @@ depends on the reference semantics built on top of it.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,6 +36,15 @@ def load_trajectory(path: str | Path) -> Trajectory:
     if problems:
         raise InputError(problems=[locate(p) for p in problems])
     return trajectory
+
+
+def load_trajectory_text(text: str, suffix: str) -> Trajectory:
+    """`load_trajectory` of a text not yet written anywhere (a generated or distracted
+    trajectory), read from a temporary file exactly as `place validate` reads one."""
+    with tempfile.TemporaryDirectory(prefix="place-trajectory-") as tmp:
+        path = Path(tmp) / f"trajectory{suffix}"
+        path.write_text(text, encoding="utf-8")
+        return load_trajectory(path)
 
 
 def _fmt(values: tuple[str, ...]) -> str:

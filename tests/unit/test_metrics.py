@@ -396,3 +396,52 @@ def test_empty_leakage_gives_no_estimate() -> None:
     effect = fx.leakage_drop([], seed=1)
     assert effect.estimate is None and effect.n == 0
     assert math.isnan(ep.mean([]))
+
+
+def _shown(entity: str, value: str, *, predicate: str = "flight", readable: bool = True):
+    from place.records import ReadFactRecord
+
+    return ReadFactRecord(
+        entity=entity,
+        predicate=predicate,
+        value=value,
+        scope="trip",
+        status="active",
+        valid_from=None,
+        valid_until=None,
+        certified=False,
+        readable=readable,
+        eligible=True,
+    )
+
+
+def _item(*facts, distractor: str | None = None):
+    from place.records import ExposedRecord
+
+    return ExposedRecord(
+        id="m",
+        text="t",
+        score=1.0,
+        facts=list(facts),
+        lifecycle=None,
+        ineligible=False,
+        distractor=distractor,
+    )
+
+
+def test_read_level_judges_move_on_cases_built_to_move_them() -> None:
+    """docs/method.md §16.3: each judge on a read that shows what it names, and on one that
+    does not (where it must stay put)."""
+    tau = ("alex", "flight", "trip", "2026-01-01")
+    gold = frozenset({("alex", "flight", "09:40", "trip")})
+    clean = ep.Read(tau, [_item(_shown("alex", "09:40"))], gold)
+    stale = ep.Read(tau, [_item(_shown("alex", "07:15"))], gold)  # plain text, eligible
+    other = ep.Read(tau, [_item(_shown("rita", "10:05"), distractor="entity")], gold)
+    ended = ep.Read(tau, [_item(_shown("alex", "07:15", readable=False))], gold)
+    assert (ep.wrong_value_shown(clean), ep.wrong_value_shown(stale)) == (False, True)
+    assert not ep.wrong_value_shown(ended)  # a certified record that says it ended
+    assert (ep.wrong_entity_shown(clean), ep.wrong_entity_shown(other)) == (False, True)
+    assert (ep.distractor_share(clean), ep.distractor_share(other)) == (0.0, 1.0)
+    assert ep.distractor_share(ep.Read(tau, [], gold)) is None
+    assert (ep.current_in_context(clean), ep.current_in_context(stale)) == (True, False)
+    assert ep.current_in_context(ep.Read(tau, [], frozenset())) is None
