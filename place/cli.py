@@ -315,16 +315,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "lengths of the same seeds, or one length); give one of them"
         )
     if args.dose_response:
-        from place.report.dose import dose_markdown, load_dose, write_dose
+        from place.report import distractors as dis
+        from place.report.dose import dose_markdown, group_docs, write_dose
+        from place.report.replications import load_docs
+        from place.report.tables import to_markdown
 
         if args.paper:
             raise PlaceError(
                 "--paper does not apply with --dose-response (the paper reports one "
                 "trajectory); leave out --paper"
             )
-        dose = load_dose(args.run_dirs)
+        paths, docs = load_docs(args.run_dirs)
+        names = [str(p) for p in paths]
         out = Path(args.out or "dose-response")
-        summary = write_dose(dose.groups, out)
+        # Runs with distractors are a dose axis of kind and dose, not of history length.
+        if dis.carries_distractors(docs):
+            summary = dis.write_distractors(dis.group_distractors(docs, names), out)
+            print(f"_{dis.header_line(summary)}_\n\n{to_markdown(dis.change_table(summary))}")
+            print(f"(one table per kind in {out / 'distractors.md'})")
+            return 0
+        summary = write_dose(group_docs(docs, names), out)
         print(dose_markdown(summary))
         return 0
     if args.replications:
@@ -456,7 +466,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "compare",
         help="one table per model scale from several runs; with --replications: a replication "
         "study (one design on N trajectories, docs/replications.md); with --dose-response: "
-        "the same seeds at several history lengths",
+        "the same seeds at several history lengths, or at several distractor kinds and doses",
     )
     p.add_argument(
         "run_dirs",

@@ -98,7 +98,7 @@ def _generated(doc: MetricsDocument, name: str) -> dict[str, Any]:
     return g
 
 
-def _seeds(seeds: Iterable[int]) -> str:
+def seed_list(seeds: Iterable[int]) -> str:
     return ", ".join(str(s) for s in sorted(seeds))
 
 
@@ -120,6 +120,12 @@ def group_docs(
     groups: dict[int, list[MetricsDocument]] = {}
     for doc, name in zip(docs, labels, strict=True):
         g = _generated(doc, name)
+        if g.get("distract"):
+            raise PlaceError(
+                f"{name}: its trajectory has {g['distract']} distractors; a study with "
+                "distractors is grouped by kind and dose (place.report.distractors, which "
+                "`place compare --dose-response` uses when a run carries distractors)"
+            )
         # The other checks of `replications.collect`, repeated on documents so that
         # `dose_summary` refuses the same things when handed documents directly.
         if g["design"] != g0["design"]:
@@ -154,13 +160,13 @@ def group_docs(
         groups.setdefault(key[1], []).append(doc)
     if len(groups) < 2:
         raise PlaceError(
-            f"every run has filler {_seeds(groups)}: a dose-response study needs two or more "
+            f"every run has filler {seed_list(groups)}: a dose-response study needs two or more "
             "history lengths (e.g. trajectory.filler=0,100,500 in the sweep)"
         )
     seeds = {f: {int(_generated(d, "")["seed"]) for d in ds} for f, ds in groups.items()}
     everywhere = set().union(*seeds.values())
     missing = [
-        f"filler {f} lacks seed{'s' if len(everywhere - s) > 1 else ''} {_seeds(everywhere - s)}"
+        f"filler {f} lacks seed{'s' if len(everywhere - s) > 1 else ''} {seed_list(everywhere - s)}"
         for f, s in sorted(seeds.items())
         if everywhere - s
     ]
@@ -191,7 +197,7 @@ def _not_measured(doc: MetricsDocument) -> set[str]:
     return set(getattr(doc, "not_measured", None) or [])
 
 
-def _length_rows(filler: int, docs: list[MetricsDocument]) -> list[dict[str, Any]]:
+def level_rows(filler: int, docs: list[MetricsDocument]) -> list[dict[str, Any]]:
     """`summarise(docs)` as rows with the length; a quantity a run lists as not measured is
     missing on that run (even if the document carries a number for it) and flagged."""
     frame = summarise(docs)
@@ -211,7 +217,7 @@ def _length_rows(filler: int, docs: list[MetricsDocument]) -> list[dict[str, Any
     return rows
 
 
-def _change_rows(
+def change_rows(
     short: list[dict[str, Any]], long: list[dict[str, Any]], filler: int, seed: int, resamples: int
 ) -> list[dict[str, Any]]:
     """Per quantity (shortest length's order, then any only the longest has), the paired
@@ -258,9 +264,9 @@ def dose_summary(groups: Mapping[int, Sequence[MetricsDocument]]) -> pd.DataFram
     lengths = list(grouped)
     first = grouped[lengths[0]][0]
     seed, resamples = first.bootstrap.seed, first.bootstrap.resamples
-    per_length = {f: _length_rows(f, ds) for f, ds in grouped.items()}
+    per_length = {f: level_rows(f, ds) for f, ds in grouped.items()}
     rows = [r for f in lengths for r in per_length[f]]
-    rows += _change_rows(
+    rows += change_rows(
         per_length[lengths[0]], per_length[lengths[-1]], lengths[-1], seed, resamples
     )
     frame = pd.DataFrame(rows, columns=COLUMNS)
@@ -303,7 +309,7 @@ def dose_cell(row: Mapping[str, Any] | None, runs: int) -> str:
     return text if row["n"] == runs else f"{text} n={row['n']}"
 
 
-def _display(key: str) -> str:
+def display_name(key: str) -> str:
     e = ENDPOINTS.get(key)
     return e.display if e is not None else key
 
@@ -359,7 +365,7 @@ def dose_table(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) ->
         raise PlaceError(f"no endpoint {', '.join(unknown)} in the study; it has {sorted(have)}")
     table = _lookup(summary)
     rows = [
-        [c, _display(e), *_cells(table, summary, "endpoint", c, e)]
+        [c, display_name(e), *_cells(table, summary, "endpoint", c, e)]
         for c in summary.attrs["conditions"]
         for e in endpoints
     ]
@@ -401,7 +407,7 @@ def header_line(summary: pd.DataFrame) -> str:
         f"Dose-response study: {len(a['lengths'])} history lengths (filler turns per "
         f"conversation: {', '.join(str(f) for f in a['lengths'])}), {len(a['seeds'])} "
         f"trajectories per length (generated, design {a['generator']}, seeds "
-        f"{_seeds(a['seeds'])}, the same at every length); design {design} "
+        f"{seed_list(a['seeds'])}, the same at every length); design {design} "
         f"({', '.join(a['conditions'])}); model {a['model']}; 95 % percentile bootstrap "
         f"over trajectories, {a['resamples']} resamples, seed {a['seed']}; change: paired "
         f"over seeds, filler {a['lengths'][-1]} − filler {a['lengths'][0]}"
@@ -491,7 +497,7 @@ def dose_figure(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -
         e = ENDPOINTS.get(name)
         if e is None or e.kind == "rate":
             ax.set_ylim(-0.05, 1.05)
-        ax.set_title(_display(name), fontsize=10)
+        ax.set_title(display_name(name), fontsize=10)
         ax.set_xlabel("filler turns per conversation")
         ax.grid(axis="y", color="0.9", lw=0.6)
     handles: dict[str, Artist] = {}

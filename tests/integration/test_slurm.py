@@ -312,3 +312,60 @@ def test_time_limit_stops_at_a_unit_boundary_and_is_requeued(
     assert resumes == [(n, 0) for _, n in stops] + in_report
     assert len(read(sweep / JOB / "manifest.json")["resumed"]) == len(resumes)
     assert_same_as_uninterrupted(sweep / JOB, local_smoke / JOB)
+
+
+DISTRACTORS = ROOT / "experiments" / "population" / "distractors"
+STUDY_SCRIPT = DISTRACTORS / "run-study.sh"
+
+
+def test_distractor_study_in_one_command(slurm: Cluster, tmp_path: Path) -> None:
+    """The distractor study's one command (docs/sweeps.md) on SLURM, cut to one seed, one
+    kind and one dose: both sweeps run as arrays, each job's metrics equal the recorded
+    study's, the same command again skips every job, and `place compare --dose-response`
+    reads the two sweeps as a distractor study."""
+    sweep = tmp_path / "study"
+    env = {
+        **slurm.env,
+        "LAUNCHER": "place_slurm",
+        "SEEDS": "0",
+        "KINDS": "entity",
+        "DOSES": "4",
+        "PLACE": " ".join(PLACE),
+    }
+    command = [
+        "bash",
+        str(STUDY_SCRIPT),
+        str(sweep),
+        "hydra.launcher.cpus_per_task=1",
+        "hydra.launcher.mem_gb=3",
+        "hydra.launcher.timeout_min=20",
+    ]
+
+    def study() -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200, check=False
+        )
+        assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        return done
+
+    study()
+    jobs = ("baseline/s0_d0", "distracted/s0_entity_d4")
+    for job in jobs:
+        assert read(sweep / job / "metrics.json") == read(DISTRACTORS / job / "metrics.json"), job
+        assert read(sweep / job / "manifest.json")["status"] == "complete"
+    assert array_ids(sweep / "baseline") and array_ids(sweep / "distracted")
+    study()
+    logs = job_logs(sweep / "baseline") + job_logs(sweep / "distracted")
+    assert logs.count("complete already, skipped") == 2, logs[-3000:]
+    out = tmp_path / "dose"
+    parts = [str(sweep / "baseline"), str(sweep / "distracted")]
+    done = subprocess.run(
+        [*PLACE, "compare", "--dose-response", *parts, "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "kinds entity at doses 4" in (out / "distractors.md").read_text()
