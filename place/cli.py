@@ -501,6 +501,17 @@ def _build_parser() -> argparse.ArgumentParser:
     from place.drift.cli import add_parser as add_drift_parser
 
     add_drift_parser(sub)
+
+    from place.validation import agree, export
+
+    p = sub.add_parser(
+        "outcomes",
+        help="human validation of Ω: export answers to label, measure agreement with the "
+        "labels (docs/validation.md)",
+    )
+    outcomes = p.add_subparsers(dest="outcomes_command", required=True)
+    export.add_parser(outcomes)
+    agree.add_parser(outcomes)
     return parser
 
 

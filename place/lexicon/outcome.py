@@ -110,7 +110,37 @@ _V_RECORD = (
     r"(?:recorded|stored|saved|mentioned|noted|logged|documented|listed|specified|known|said)"
 )
 _V_AVAIL = r"(?:available|found|given|provided|kept)"
+# Telling: what a user does with information, so its absence is a statement that nothing was
+# given ("you never told me", "it hasn't come up"). "Told me to ..." is an instruction, not
+# information, and is left out where it can follow (`_NOT_ORDER`).
+_V_TELL = (
+    r"(?:tell|told|mention|mentioned|say|said|share|shared|give|gave|given|specify|specified"
+    r"|indicate|indicated|state|stated|provide|provided|inform|informed|let\s+me\s+know"
+    r"|(?:bring|brought)\s+(?:it\s+|that\s+|this\s+)?up)"
+)
+_PART_TELL = (
+    r"(?:told|mentioned|said|shared|given|specified|indicated|stated|provided|discussed|established"
+    r"|recorded|stored|saved|noted|logged|listed|documented|captured|entered|known"
+    r"|(?:brought|come)\s+up)"
+)
+"""Participles of telling and recording: what a passive absence is about ("No flight time
+was given", "It was never mentioned", "That hasn't come up")."""
+_NOT_ORDER = r"(?!\s+(?:me|us|you)\s+to\s)"
+_SEEM = r"(?:\s+(?:seem|appear)\s+to)?"
+"""'I don't seem to have it', 'I can't seem to find it': the hedge leaves the negation."""
+_NEG = rf"(?:{N_T}|\s+never)(?:\s+(?:yet|ever|actually|really|once|even))?"
+"""A negated auxiliary or "never" ("haven't", "did not", "have never", "hasn't yet")."""
+# Objects a speaker may lack that are not information ("I don't have time", "any problem").
+_NOT_INFO_OBJECT = (
+    r"(?!(?:a\s+|any\s+|the\s+)?(?:time|problem|problems|issue|issues|preference|opinion"
+    r"|complaint|complaints|objection|objections|choice|doubt|doubts|reason|way)(?!\w))"
+)
 
+# Someone else's uncertainty is no statement that the information is missing.
+_NOT_OTHERS = (
+    r"(?<!you['’]re\s)(?<!you\sare\s)(?<!they['’]re\s)(?<!they\sare\s)(?<!he['’]s\s)"
+    r"(?<!she['’]s\s)(?<!he\sis\s)(?<!she\sis\s)"
+)
 # Horizontal space: a newline ends a clause, as in β (place.lexicon.cues).
 _SP = r"[^\S\n]+"
 _STOP = r".!?;:,\n—–"
@@ -156,8 +186,13 @@ _THERE_IS = r"there(?:\s+(?:is|are|was|were)|['’]s|['’]re)"
 ABSTENTION_PHRASES: tuple[tuple[str, str], ...] = (
     (r"unknown", "the instructed abstention word: 'unknown', 'Unknown.'"),
     (r"n/a|not\s+applicable", "'N/A', 'not applicable'"),
-    (r"no\s+idea", "'no idea'"),
-    (r"(?:not|un)\s*sure|uncertain", "'I'm not sure', 'unsure', 'uncertain'"),
+    (r"no\s+idea|dunno|idk", "'no idea', 'dunno', 'idk'"),
+    (
+        rf"{_NOT_OTHERS}(?:not(?:\s+(?:\w+ly|quite|really|too|so|100\s*%))?\s+(?:sure|certain)"
+        r"|unsure|uncertain)",
+        "'I'm not sure', 'not entirely certain', 'unsure', 'uncertain'; not someone else's"
+        " uncertainty ('You're not sure where you are staying')",
+    ),
     (r"unclear", "'it is unclear'"),
     (
         rf"{_I}(?:['’]m|\s+am)?\s+(?:do|does|did){N_T}\s+(?:know|remember|recall)",
@@ -169,13 +204,21 @@ ABSTENTION_PHRASES: tuple[tuple[str, str], ...] = (
         "first person lacks the information: 'I don't have that information'",
     ),
     (
-        rf"{_I}\s+have\s+no\s+(?:\w+\s+)?" + _INFO,
-        "'I have no information about that', 'I have no stored record'",
+        rf"{_I}\s+have\s+no\s+(?:\w+\s+)?"
+        + _INFO
+        + rf"|{_I}\s+have\s+no\s+(?:[\w'’-]+\s+){{0,3}}?(?:{_PART_TELL}|{_LOC})(?!\w)"
+        + rf"|{_I}(?:\s+(?:lack|miss)|['’]m\s+missing|\s+am\s+missing)\s+(?:any\s+|the\s+)?"
+        + rf"(?:\w+\s+)?{_INFO}",
+        "the speaker has none of it: 'I have no information about that', 'I have no stored"
+        " record', 'I have no arrival date saved', 'I lack any information', 'I'm missing the"
+        " details'",
     ),
     (
-        r"(?:can(?:\s+not|not)|can['’]t|could\s*n(?:o|['’])t|unable\s+to)\s+"
-        r"(?:find|tell|say|determine|recall|remember|answer|know|see|locate)",
-        "cannot find or tell: 'I can't find that', 'unable to determine'",
+        r"(?<!you\s)(?<!they\s)(?<!he\s)(?<!she\s)"
+        r"(?:can(?:\s+not|not)|can['’]t|could\s*n(?:o|['’])t|unable\s+to)"
+        rf"{_SEEM}\s+(?:find|tell|say|determine|recall|remember|answer|know|see|locate)",
+        "cannot find or tell: 'I can't find that', 'unable to determine'; not another person's"
+        " inability ('You can't answer the question')",
     ),
     (
         rf"(?:is|are|was|were|has|have){N_T}(?:\s+been)?\s+"
@@ -206,10 +249,13 @@ ABSTENTION_PHRASES: tuple[tuple[str, str], ...] = (
         " 'No details about the door code were given'; not 'Nothing is available on Tuesday'",
     ),
     (
-        rf"{_Q}{_WINDOW}{_SP}{_AUX}(?:(?:{_V_RECORD}|{_V_AVAIL})\s+)?{_LOC}{_MAIN}",
+        rf"{_Q}{_WINDOW}{_SP}{_AUX}(?:(?:{_V_RECORD}|{_V_AVAIL})\s+)?{_LOC}{_MAIN}"
+        rf"|no\s+(?!new(?:er)?(?!\w))(?:[\w'’-]+\s+){{0,3}}?(?:appears?|shows?\s+up|exists?"
+        rf"|is\s+listed|comes?\s+up)\s+{_LOC}",
         "a negative quantifier, then a place in memory: 'There's nothing on Theo's dietary"
         " needs in my memory', 'No, nothing on record for Theo', 'Nothing was found in my"
-        " notes'; not 'Nothing in my notes is out of date'",
+        " notes', 'No check-in date appears in the notes'; not 'Nothing in my notes is out of"
+        " date'",
     ),
     (
         rf"{_Q_NO_INFO}{_MAIN}",
@@ -249,6 +295,92 @@ ABSTENTION_PHRASES: tuple[tuple[str, str], ...] = (
         " entry for it', 'my memory has nothing on Theo', 'none of my notes mention it'; not"
         " 'my notes show no change'",
     ),
+    # --- second person and impersonal: nothing was given --------------------------------
+    (
+        rf"you(?:['’](?:ve|d)|\s+(?:have|had|did|do))?{_NEG}\s+{_V_TELL}(?!\w){_NOT_ORDER}",
+        "second person never told it: 'you never told me', 'You haven't mentioned a hotel',"
+        " 'you didn't say when you arrive', 'you've not shared that'; not 'you never told me"
+        " to change it'",
+    ),
+    (
+        rf"(?:nobody|no\s+one|no-one)(?:\s+(?:has|had|ever))?\s+{_V_TELL}(?!\w){_NOT_ORDER}"
+        r"(?!\s+so(?!\w))(?<!said)(?<!say)"
+        rf"|(?:nobody|no\s+one|no-one)(?:\s+(?:has|had|ever))?\s+(?:said|say)"
+        rf"(?:{_CLAUSE_END}|\s+(?:anything|a\s+(?:word|thing))(?!\w))",
+        "nobody told it: 'Nobody mentioned a check-in date', 'no one has told me'; not"
+        " 'Nobody told me to change it', 'Nobody said so', 'Nobody said the budget was"
+        " unknown' (denials of a claim: 'said' counts only alone or with 'anything')",
+    ),
+    (
+        rf"(?:is|are|was|were|has|have|had){_NEG}(?:\s+been)?\s+{_PART_TELL}(?!\w)"
+        rf"|(?:do|does|did){N_T}\s+(?:come\s+up|get\s+{_PART_TELL})(?!\w)"
+        rf"|never\s+(?:came|come|got)\s+(?:up|{_PART_TELL})(?!\w)",
+        "impersonal, never given or recorded: 'It was never mentioned', 'That hasn't come up',"
+        " 'it has not been shared', 'it didn't come up', 'that never came up'",
+    ),
+    (
+        rf"no\s+(?!(?:new|newer|other|more|further|else)(?!\w))(?:[\w'’-]+\s+){{0,3}}?"
+        r"(?:was|were|has\s+been|have\s+been"
+        r"|had\s+been|is|are)"
+        rf"(?:\s+(?:ever|yet|actually))?\s+{_PART_TELL}(?!\w)",
+        "'no' + a noun, then a participle of telling as its predicate: 'No flight time was"
+        " given', 'no hotel has been mentioned'; not 'No hotel was booked', 'No new information"
+        " was saved' (nothing new), 'No other items are provided' (nothing else)",
+    ),
+    (
+        rf"{_I}\s+(?:do|did){N_T}\s+(?:think|believe)\s+(?:that\s+)?(?:you(?:['’](?:ve|d)|\s+(?:have"
+        rf"|had|did|ever))?(?:\s+ever)?\s+{_V_TELL}(?!\w){_NOT_ORDER}"
+        rf"|(?:[\w'’-]+\s+){{0,4}}?(?:has|have|had|was|were)(?:\s+(?:ever|been|yet))*\s+"
+        rf"{_PART_TELL}(?!\w))",
+        "a negated belief that it was told: 'I don't think you've said which city', 'I don't"
+        " believe you ever mentioned it', 'I don't think a hotel has been mentioned'",
+    ),
+    # --- first person: not told, not aware, not something I have ------------------------
+    (
+        rf"{_I}(?:['’]ve|['’]m|\s+have|\s+had|\s+was|\s+were|\s+am)?{_NEG}(?:\s+been)?\s+"
+        r"(?:told|given|informed|aware|advised)(?!\w)",
+        "the speaker was never told: 'I wasn't told', 'I haven't been given that', 'I'm not"
+        " aware of a check-in date', 'I've never been informed'",
+    ),
+    (
+        rf"not\s+(?:that\s+)?{_I}(?:['’]m|\s+am)?\s+(?:know|aware|recall|remember)(?!\w)"
+        r"|not\s+as\s+far\s+as\s+(?:i|we)\s+(?:know|can\s+tell|recall)",
+        "'not that I know of', 'not that I'm aware', 'not as far as I know'",
+    ),
+    (
+        rf"{_I}\s+(?:do|did){N_T}{_SEEM}\s+have\s+{_NOT_INFO_OBJECT}"
+        r"(?:any|that|this|it|your|the|a|an|such|one|anything)(?!\w)(?!\s+(?:else|to)(?!\w))"
+        rf"|{_I}(?:\s+have|['’]ve){N_T}\s+(?:got\s+)?{_NOT_INFO_OBJECT}"
+        r"(?:any|that|this|it|your|the|a|an|one|anything)(?!\w)(?!\s+(?:else|to)(?!\w))",
+        "first person lacks it: 'I don't have that', 'I don't have your hotel', 'I haven't got"
+        " a check-in date'; not 'I don't have time', 'I don't have any problem'",
+    ),
+    (
+        r"(?:not|(?:is|was|are|were)n['’]t)\s+(?:something|anything|one|a\s+detail|information)"
+        r"\s+(?:that\s+)?"
+        rf"{_I}(?:['’]ve|\s+have|\s+can)?\s+(?:have|know|keep|hold|store|stored|got|saved|see"
+        r"|find|access|been\s+told)(?!\w)",
+        "not something the assistant has: 'that's not something I have on file', 'not"
+        " anything I know'",
+    ),
+    (
+        r"(?:is|are|was|were)" + N_T + r"\s+(?:available|accessible)\s+(?:to\s+me|here"
+        rf"|{_LOC})|not\s+(?:on\s+file|in\s+(?:my|the)\s+(?:files?|system|memory|notes))",
+        "not available to the assistant: 'That information isn't available to me', 'it's not"
+        " on file'; not 'The Lumen isn't available on Tuesday'",
+    ),
+    # --- everyday idioms of not knowing --------------------------------------------------
+    (
+        r"no\s+clue|not\s+a\s+clue|(?:the\s+)?(?:faintest|foggiest)(?:\s+(?:idea|clue))?"
+        r"|the\s+slightest\s+(?:idea|clue)"
+        r"|beats\s+me|search\s+me|who\s+knows|(?:your|ur)\s+guess\s+is\s+as\s+good\s+as"
+        r"\s+mine|news\s+to\s+me|(?:have|need)\s+to\s+remind\s+me|dr[ae]w(?:ing)?\s+a\s+blank"
+        rf"|{_I}\s+(?:could|can){N_T}\s+(?:tell|say)|no\s+way\s+(?:for\s+me\s+)?to"
+        r"\s+(?:know|tell|say)",
+        "everyday idioms of not knowing: 'No clue', 'Beats me', 'Search me', 'That's news to"
+        " me', 'You'll have to remind me', 'I couldn't tell you', 'haven't the foggiest idea';"
+        " not a question echoed back ('Remind me, how many guests?')",
+    ),
 )
 """(regular expression, what it covers) for every phrase or construction that states that the
 information is missing (module docstring); matched as whole words, case-insensitively,
@@ -260,9 +392,32 @@ _ABSTENTION_RE = re.compile(
 )
 
 
+# A statement of absence that is itself negated is its opposite: "It's not that I don't
+# know", "not unknown", "I never said I didn't know". The negator must stand right before
+# the match, in its clause.
+_NEGATED_BEFORE = re.compile(
+    rf"(?:(?<!\w)(?:not|never|n['’]t)(?:{_SP}(?:true|the\s+case|correct))?(?:{_SP}"
+    rf"(?:that|say|said|saying|because|as\s+if|as\s+though))?(?:{_SP}(?:i|we|you|it))?"
+    r"|(?<!\w)un)[^\S\n]*$"
+    r"|(?<!\w)(?:nobody|no\s+one|never|(?:did|does|do)n['’]t|(?:did|does|do)\s+not)\s+"
+    r"(?:say|said|claim|claimed)(?!\w)",
+    re.IGNORECASE,
+)
+_CLAUSE_START = re.compile(rf"[{_STOP}](?![^{_STOP}]*[{_STOP}])")
+
+
+def _negated(answer: str, start: int) -> bool:
+    """Whether the abstention found at `start` is negated within its clause."""
+    before = answer[:start]
+    cut = _CLAUSE_START.search(before)
+    clause = before[cut.end() :] if cut else before
+    return _NEGATED_BEFORE.search(clause) is not None
+
+
 def abstains(answer: str) -> bool:
-    """Whether the answer says that the answer is not known or not recorded."""
-    return _ABSTENTION_RE.search(answer) is not None
+    """Whether the answer says that the answer is not known or not recorded: some
+    construction of `ABSTENTION_PHRASES` holds and is not itself negated."""
+    return any(not _negated(answer, m.start()) for m in _ABSTENTION_RE.finditer(answer))
 
 
 def outcome(lexicon: Lexicon, answer_text: str, predicate: str) -> frozenset[str]:

@@ -32,7 +32,7 @@ def is_made(t: Any) -> bool:
 
 
 @functools.lru_cache(maxsize=8)
-def _made(
+def made_from(
     seed: int | None,
     design: str,
     filler: int,
@@ -41,6 +41,9 @@ def _made(
     dose: int,
     distract_seed: int,
 ) -> Made:
+    """The trajectory of generator `seed` (or the file at `path` when `seed` is None) with
+    `dose` distractors of `kind` drawn with `distract_seed` (none when `kind` is None), as
+    a run makes it: the recorded studies' tests remake their jobs' trajectories with it."""
     from place.generate import generate
     from place.generate.distract import distract_loaded
     from place.reference.validate import load_trajectory
@@ -74,4 +77,4 @@ def made(t: Any, path: str | None = None) -> Made:
     kind = None if t.distract is None else str(t.distract)
     seed = None if t.seed is None else int(t.seed)
     distract_seed = int(t.distract_seed) if t.distract_seed is not None else (seed or 0)
-    return _made(seed, str(t.design), int(t.filler), path, kind, int(t.dose), distract_seed)
+    return made_from(seed, str(t.design), int(t.filler), path, kind, int(t.dose), distract_seed)
