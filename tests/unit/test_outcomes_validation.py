@@ -20,6 +20,7 @@ from place.lexicon import Lexicon
 from place.lexicon.outcome import outcome
 from place.reference.validate import load_trajectory
 from place.validation.agree import read_labels, with_omega
+from place.validation.export import find_trajectory, format_outcome
 
 ROOT = Path(__file__).parents[2]
 SMOKE_RUN = ROOT / "experiments" / "smoke" / "smollm2-135m"
@@ -440,3 +441,30 @@ def test_an_exported_file_labelled_with_omega_agrees_with_itself(tmp_path: Path,
     out = capsys.readouterr().out
     assert "| exact agreement | 1.000 (30/30) |" in out
     assert "| Cohen's kappa | 1.000 |" in out
+
+
+SHIPPED = ROOT / "experiments" / "validation"
+
+
+def test_the_shipped_labels_report_is_what_agree_makes_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/validation.md's figures: `place outcomes agree` on the shipped labels writes the
+    committed report byte for byte, and prints Cohen's kappa; its Ω column is Ω now."""
+    out = tmp_path / "agreement.md"
+    code = main(["outcomes", "agree", str(SHIPPED / "labels-reader1.csv"), "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Cohen's kappa | 0.943" in printed
+    text = out.read_text(encoding="utf-8").replace(str(SHIPPED / "labels-reader1.csv"), "F")
+    committed = (SHIPPED / "agreement.md").read_text(encoding="utf-8")
+    assert text == committed.replace("experiments/validation/labels-reader1.csv", "F")
+    with (SHIPPED / "labels-reader1.csv").open(newline="", encoding="utf-8") as f:
+        shipped = list(csv.DictReader(f))
+    assert len(shipped) >= 200
+    runs = sorted({r["run"] for r in shipped})
+    trajectories = {run: load_trajectory(find_trajectory(run)) for run in runs}
+    lexicons = {run: Lexicon(t.schema, t.principal) for run, t in trajectories.items()}
+    for r in shipped:
+        now = outcome(lexicons[r["run"]], r["answer"], r["predicate"])
+        assert format_outcome(now) == r["omega"], r["id"]
