@@ -36,10 +36,12 @@ $(STAMP): pyproject.toml
 run: setup
 	$(BIN)/place run $(ARGS)
 
-# SLURM's daemons and munge for the one-node cluster of the SLURM tests: installed when the
-# machine is root with apt (CI is), else the script says what is missing (docs/sweeps.md).
+# SLURM's daemons and munge for the one-node cluster of the SLURM tests, and Chromium with its
+# driver for the viewer's browser test: installed when the machine is root with apt (CI is),
+# else the scripts say what is missing (docs/sweeps.md, docs/viewer.md).
 slurm:
 	bash tests/slurm/install.sh
+	bash tests/slurm/install-chromium.sh
 
 # ruff, then the type checker (settings in pyproject.toml [tool.mypy]), then the whole suite.
 test: setup slurm

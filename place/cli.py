@@ -502,6 +502,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_drift_parser(sub)
 
+    from place.view.cli import add_parser as add_view_parser
+
+    add_view_parser(sub)
+
     from place.validation import agree, export
 
     p = sub.add_parser(

@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 5. Running the experiment (and the model-free drift experiment of §13).
     ("runner", "drift"),
     # 6. Reading results and the command line.
-    ("report", "results", "validation", "cli", "__main__"),
+    ("report", "results", "validation", "view", "cli", "__main__"),
 ]
 LAYER_OF = {unit: n for n, units in enumerate(LAYERS) for unit in units}
 
