@@ -38,7 +38,16 @@ from place import atomic
 from place.design import Design
 from place.errors import PlaceError
 from place.metrics.catalog import ENDPOINTS
-from place.report.dose import change_rows, display_name, dose_cell, level_rows, seed_list
+from place.report.dose import (
+    change_rows,
+    display_name,
+    dose_cell,
+    generated_of,
+    invalid_banner,
+    level_rows,
+    run_label,
+    seed_list,
+)
 from place.report.metrics import MetricsDocument
 from place.report.outputs import save_png, write_summary_csv
 from place.report.plots import DPI, palette
@@ -114,21 +123,14 @@ class DistractorStudy:
         return [int(_generated(d, "")["seed"]) for d in self.baseline]
 
 
-def _label(doc: MetricsDocument) -> str:
-    t = doc.trajectory
-    return str(t.get("id") or t.get("sha256") or "?")
+HOW = (
+    "a distractor study runs trajectories from `place generate` (trajectory=generated) with "
+    "trajectory.distract and trajectory.dose"
+)
 
 
 def _generated(doc: MetricsDocument, name: str) -> dict[str, Any]:
-    g = doc.trajectory.get("generated")
-    if not isinstance(g, dict) or not {"seed", "design", "filler"} <= set(g):
-        raise PlaceError(
-            f"{name or _label(doc)}: not a generated trajectory (no trajectory.generated "
-            "{seed, design, filler} in its manifest header); a distractor study runs "
-            "trajectories from `place generate` (trajectory=generated) with "
-            "trajectory.distract and trajectory.dose"
-        )
-    return g
+    return generated_of(doc, name, HOW)
 
 
 def carries_distractors(docs: Sequence[MetricsDocument]) -> bool:
@@ -155,7 +157,7 @@ def group_distractors(
     without distractors and runs with them, and every group has the same seeds."""
     from place.trajectory.model import DISTRACTOR_KINDS
 
-    labels = list(names) if names is not None else [_label(d) for d in docs]
+    labels = list(names) if names is not None else [run_label(d) for d in docs]
     if not docs:
         raise PlaceError(
             "no run given; a distractor study needs runs at dose 0 and with distractors"
@@ -317,16 +319,6 @@ def shown_endpoints(summary: pd.DataFrame, endpoints: Sequence[str] | None = Non
     return list(endpoints)
 
 
-def _banner(summary: pd.DataFrame) -> str | None:
-    invalid = summary.attrs.get("invalid") or []
-    if not invalid:
-        return None
-    return (
-        "INVALID: factorization check failed on " + ", ".join(invalid) + " (the read policies "
-        "of a write row observed different stores), so read-side comparisons are not valid"
-    )
-
-
 def change_table(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -> Table:
     """The headline: a row per (condition, endpoint), the dose-0 level, then a column per
     kind with its paired change at the highest dose."""
@@ -346,7 +338,7 @@ def change_table(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) 
         f"{runs} trajectories, mean [95 % trajectory-bootstrap interval], paired over seeds",
         ["Condition", "Endpoint", "dose 0", *a["kinds"]],
         rows,
-        banner=_banner(summary),
+        banner=invalid_banner(summary),
     )
 
 
@@ -379,7 +371,7 @@ def kind_table(summary: pd.DataFrame, kind: str, endpoints: Sequence[str] | None
             *(f"Δ dose {d}" for d in doses),
         ],
         rows,
-        banner=_banner(summary),
+        banner=invalid_banner(summary),
     )
 
 

@@ -75,25 +75,32 @@ class Dose:
 
     @property
     def seeds(self) -> list[int]:
-        return [_generated(d, "")["seed"] for d in next(iter(self.groups.values()))]
+        return [generated_of(d, "")["seed"] for d in next(iter(self.groups.values()))]
 
 
 # --- the runs -------------------------------------------------------------------------------
 
 
-def _label(doc: MetricsDocument) -> str:
+def run_label(doc: MetricsDocument) -> str:
+    """A run's name in messages: its trajectory id, else its hash."""
     t = doc.trajectory
     return str(t.get("id") or t.get("sha256") or "?")
 
 
-def _generated(doc: MetricsDocument, name: str) -> dict[str, Any]:
+HOW = (
+    "a dose-response study runs trajectories from `place generate` (trajectory=generated) at "
+    "several trajectory.filler values"
+)
+
+
+def generated_of(doc: MetricsDocument, name: str, how: str = HOW) -> dict[str, Any]:
+    """The manifest header's `trajectory.generated`; PlaceError naming the run (`name`, else
+    its label) and saying `how` such a study is run when it is not a generated trajectory."""
     g = doc.trajectory.get("generated")
     if not isinstance(g, dict) or not {"seed", "design", "filler"} <= set(g):
         raise PlaceError(
-            f"{name or _label(doc)}: not a generated trajectory (no trajectory.generated "
-            "{seed, design, filler} in its manifest header); a dose-response study runs "
-            "trajectories from `place generate` (trajectory=generated) at several "
-            "trajectory.filler values"
+            f"{name or run_label(doc)}: not a generated trajectory (no trajectory.generated "
+            "{seed, design, filler} in its manifest header); " + how
         )
     return g
 
@@ -111,15 +118,15 @@ def group_docs(
     generator design, the design's conditions, the model and the bootstrap settings, no
     (seed, length) occurs twice, there are two or more lengths, and every length has the
     same seeds."""
-    labels = list(names) if names is not None else [_label(d) for d in docs]
+    labels = list(names) if names is not None else [run_label(d) for d in docs]
     if not docs:
         raise PlaceError("no run given; a dose-response study needs runs at two or more lengths")
     first = docs[0]
-    g0 = _generated(first, labels[0])
+    g0 = generated_of(first, labels[0])
     where: dict[tuple[int, int], str] = {}
     groups: dict[int, list[MetricsDocument]] = {}
     for doc, name in zip(docs, labels, strict=True):
-        g = _generated(doc, name)
+        g = generated_of(doc, name)
         if g.get("distract"):
             raise PlaceError(
                 f"{name}: its trajectory has {g['distract']} distractors; a study with "
@@ -163,7 +170,7 @@ def group_docs(
             f"every run has filler {seed_list(groups)}: a dose-response study needs two or more "
             "history lengths (e.g. trajectory.filler=0,100,500 in the sweep)"
         )
-    seeds = {f: {int(_generated(d, "")["seed"]) for d in ds} for f, ds in groups.items()}
+    seeds = {f: {int(generated_of(d, "")["seed"]) for d in ds} for f, ds in groups.items()}
     everywhere = set().union(*seeds.values())
     missing = [
         f"filler {f} lacks seed{'s' if len(everywhere - s) > 1 else ''} {seed_list(everywhere - s)}"
@@ -173,7 +180,7 @@ def group_docs(
     if missing:
         raise PlaceError("; ".join(missing) + f"; {SAME_SEEDS}")
     return {
-        f: sorted(groups[f], key=lambda d: int(_generated(d, "")["seed"])) for f in sorted(groups)
+        f: sorted(groups[f], key=lambda d: int(generated_of(d, "")["seed"])) for f in sorted(groups)
     }
 
 
@@ -256,7 +263,7 @@ def dose_summary(groups: Mapping[int, Sequence[MetricsDocument]]) -> pd.DataFram
     docs = [d for ds in groups.values() for d in ds]
     grouped = group_docs(docs)
     for f, ds in groups.items():
-        wrong = [_label(d) for d in ds if _generated(d, "")["filler"] != f]
+        wrong = [run_label(d) for d in ds if generated_of(d, "")["filler"] != f]
         if wrong:
             raise PlaceError(
                 f"group filler {f} holds {', '.join(wrong)}, generated with another filler"
@@ -274,15 +281,15 @@ def dose_summary(groups: Mapping[int, Sequence[MetricsDocument]]) -> pd.DataFram
     frame["condition"] = pd.Series([r["condition"] for r in rows], dtype=object)
     frame.attrs.update(
         lengths=lengths,
-        seeds=[int(_generated(d, "")["seed"]) for d in grouped[lengths[0]]],
+        seeds=[int(generated_of(d, "")["seed"]) for d in grouped[lengths[0]]],
         conditions=list(first.conditions),
         design=first.design,
-        generator=str(_generated(first, "")["design"]),
+        generator=str(generated_of(first, "")["design"]),
         model=str(first.model["name"]),
         seed=seed,
         resamples=resamples,
         invalid=[
-            f"seed {_generated(d, '')['seed']} at filler {f}"
+            f"seed {generated_of(d, '')['seed']} at filler {f}"
             for f, ds in grouped.items()
             for d in ds
             if not d.factorization.ok
@@ -339,7 +346,7 @@ def _header(summary: pd.DataFrame) -> list[str]:
     return [*(f"filler {f}" for f in summary.attrs["lengths"]), CHANGE]
 
 
-def _banner(summary: pd.DataFrame) -> str | None:
+def invalid_banner(summary: pd.DataFrame) -> str | None:
     invalid = summary.attrs.get("invalid") or []
     if not invalid:
         return None
@@ -376,7 +383,7 @@ def dose_table(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) ->
         "trajectory-bootstrap interval]; change: paired over seeds, longest − shortest",
         ["Condition", "Endpoint", *_header(summary)],
         rows,
-        banner=_banner(summary),
+        banner=invalid_banner(summary),
     )
 
 
@@ -391,7 +398,7 @@ def dose_effects_table(summary: pd.DataFrame) -> Table:
         "interval]; change: paired over seeds, longest − shortest",
         ["Effect", *_header(summary)],
         [[e, *_cells(table, summary, "effect", None, e)] for e in effects],
-        banner=_banner(summary),
+        banner=invalid_banner(summary),
     )
 
 
