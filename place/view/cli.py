@@ -1,7 +1,9 @@
 """`place view RUN_DIR [RUN_DIR ...] --out DIR`: the offline results viewer (docs/viewer.md).
 
-Every RUN_DIR is read and checked, and the whole site computed, before anything is
-written; the site then replaces `--out` in one move (place/view/site.py).
+A RUN_DIR is a run directory, a multirun root or a summary directory (`place compare
+--replications`/`--dose-response`, `place drift`). Every RUN_DIR is read and checked, and
+the whole site computed, before anything is written; the site then replaces `--out` in one
+move (place/view/site.py).
 """
 
 from __future__ import annotations
@@ -15,13 +17,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "view",
         help="write an offline results viewer (a static site: run header, tables, AOEP "
-        "scorecard, every item, comparisons) for run directories (docs/viewer.md)",
+        "scorecard, every item, comparisons) for run directories, and the tables and figures "
+        "of summary directories (docs/viewer.md)",
     )
     p.add_argument(
         "run_dirs",
         nargs="+",
         metavar="RUN_DIR",
-        help="run directories (manifest.json and records), or multirun roots (their jobs)",
+        help="run directories (manifest.json and records), multirun roots (their jobs), or "
+        "summary directories (replications.md, dose_response.md, distractors.md or "
+        "drift.json, with PNG figures)",
     )
     p.add_argument("--out", required=True, help="the site's directory (new or empty)")
     p.add_argument(
@@ -39,18 +44,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_view(args: argparse.Namespace) -> int:
     from place.view.data import site_data
-    from place.view.load import load_runs
+    from place.view.load import load_inputs
     from place.view.site import check_out, publish, site_size
 
     started = time.perf_counter()
     out = Path(args.out)
-    runs = load_runs(args.run_dirs)
-    check_out(out, args.force, runs)  # before the work, so a refusal is immediate
-    doc = site_data(runs)
-    publish(out, doc, runs, args.force)
+    runs, summaries = load_inputs(args.run_dirs)
+    check_out(out, args.force, runs, summaries)  # before the work, so a refusal is immediate
+    doc = site_data(runs, summaries)
+    publish(out, doc, runs, args.force, summaries)
     items = sum(len(r["rows"]) for r in doc["runs"])
+    shown = f"{len(runs)} run(s)" + (f", {len(summaries)} summary(ies)" if summaries else "")
     print(
-        f"wrote {out}/index.html: {len(runs)} run(s), {items} item rows, "
+        f"wrote {out}/index.html: {shown}, {items} item rows, "
         f"{site_size(out) / 1e6:.1f} MB in {time.perf_counter() - started:.1f} s; open "
         f"{(out / 'index.html').absolute().as_uri()}"
     )

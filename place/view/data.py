@@ -1,6 +1,7 @@
 """The site's data: one JSON document (`site_data`) holding, per run, its header, tables,
 scorecard with every item behind each cell, the item table's rows and every item's page;
-and the paired comparisons between runs.
+the paired comparisons between runs; and, per summary directory, its tables and figures
+(summaries have no items, so nothing else lists them).
 
 It is plain data, with no HTML in it: the page (place/view/assets/app.js) renders it, so
 what the viewer shows can be tested from this document without a browser. It depends
@@ -21,6 +22,7 @@ from place.view.compare import comparisons
 from place.view.items import RunItems
 from place.view.load import LoadedRun
 from place.view.pool import Pools
+from place.view.summary import LoadedSummary
 
 SCHEMA = "place-view/1"
 """Version of the data document (data.js)."""
@@ -107,16 +109,37 @@ def run_data(index: int, run: LoadedRun) -> dict[str, Any]:
     }
 
 
-def site_data(runs: Sequence[LoadedRun]) -> dict[str, Any]:
+def summary_data(index: int, summary: LoadedSummary) -> dict[str, Any]:
+    """One summary's part of the document: its report's tables and its figures."""
+    return {
+        "label": summary.label,
+        "path": str(summary.path),
+        "kind": summary.kind,
+        "report": summary.report,
+        "description": summary.description,
+        "tables": summary.tables,
+        "figures": [
+            {"name": p.name, "src": f"summaries/{index}/{p.name}"} for p in summary.figures
+        ],
+    }
+
+
+def site_data(runs: Sequence[LoadedRun], summaries: Sequence[LoadedSummary] = ()) -> dict[str, Any]:
     """The whole document data.js assigns."""
     shown = [run_data(i, r) for i, r in enumerate(runs)]
     labels = [r["label"] for r in shown]
     for r in shown:  # two runs of one trajectory, model and design: told apart by directory
         if labels.count(r["label"]) > 1:
             r["label"] += f" [{r['header']['path']}]"
+    sums = [summary_data(i, s) for i, s in enumerate(summaries)]
+    names = [s["label"] for s in sums]
+    for s in sums:
+        if names.count(s["label"]) > 1:
+            s["label"] += f" [{s['path']}]"
     return {
         "schema": SCHEMA,
         "place_version": __version__,
         "runs": shown,
+        "summaries": sums,
         "compare": comparisons(runs),
     }

@@ -1,10 +1,11 @@
-"""Find and read the run directories `place view` shows: their manifest, metrics, tables,
-plots and records, all checked before anything is written.
+"""Find and read the directories `place view` shows: run directories (their manifest,
+metrics, tables, plots and records) and summary directories (place/view/summary.py), all
+checked before anything is written.
 
 A viewer that half-understood a directory would show figures no one can trust, so every
 input is refused here, with what was expected (a `PlaceError`: exit 2), rather than shown
-partly: a path that is not a directory, a directory that holds no run, a run without
-records, records of a layout this version does not read (`place.records` says which).
+partly: a path that is not a directory, a directory that holds no run and is no summary, a
+run without records, records of a layout this version does not read (`place.records` says which).
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from place.archive import ARCHIVE, load_run_records
 from place.errors import PlaceError
 from place.records import RECORD_FILES, RunRecords
 from place.report.metrics import MetricsDocument, load_metrics
+from place.view.summary import REPORTS, LoadedSummary, figures, load_summary, summary_report
 from place.view.tables import ViewTable, read_tables
 
 EXPECTED = (
-    "a run directory (manifest.json beside records/*.jsonl or records.tar.xz), or a "
-    "directory whose subdirectories are run directories (a multirun root)"
+    "a run directory (manifest.json beside records/*.jsonl or records.tar.xz), a directory "
+    "whose subdirectories are run directories (a multirun root), or a summary directory "
+    "(replications.md, dose_response.md or distractors.md from `place compare`, or "
+    "drift.json from `place drift`, beside its PNG figures)"
 )
 """What every RUN_DIR must be: said in each refusal."""
 
@@ -66,21 +70,35 @@ def _has_records(d: Path) -> bool:
     return (d / "records").is_dir() or (d / ARCHIVE).is_file()
 
 
-def expand(dirs: Sequence[str | Path]) -> list[Path]:
-    """The run directories of the arguments, in argument order: a run directory is itself;
-    a multirun root is its subdirectories that hold a manifest.json, in natural order. A
-    run given twice is shown once."""
+def is_summary(d: Path) -> bool:
+    """A summary directory: no manifest.json, no records, a report of `REPORTS` and PNGs."""
+    return (
+        not (d / "manifest.json").is_file()
+        and not _has_records(d)
+        and summary_report(d) is not None
+        and bool(figures(d))
+    )
+
+
+def expand(dirs: Sequence[str | Path]) -> tuple[list[Path], list[Path]]:
+    """The run and the summary directories of the arguments, each in argument order: a run
+    or a summary directory is itself; a multirun root is its subdirectories that hold a
+    manifest.json, in natural order. A directory given twice is shown once."""
     if not dirs:
         raise PlaceError(f"no RUN_DIR given; each must be {EXPECTED}")
-    out: list[Path] = []
+    runs: list[Path] = []
+    summaries: list[Path] = []
     for raw in dirs:
         d = Path(raw)
         if not d.exists():
             raise PlaceError(f"{d}: no such directory; each RUN_DIR must be {EXPECTED}")
         if not d.is_dir():
             raise PlaceError(f"{d}: not a directory; each RUN_DIR must be {EXPECTED}")
+        into = runs
         if (d / "manifest.json").is_file() or _has_records(d):
             found = [d]
+        elif is_summary(d):
+            found, into = [d], summaries
         else:
             subdirs = sorted(
                 (p for p in d.iterdir() if p.is_dir() and not p.name.startswith(".")),
@@ -88,14 +106,21 @@ def expand(dirs: Sequence[str | Path]) -> list[Path]:
             )
             found = [p for p in subdirs if (p / "manifest.json").is_file()]
             if not found:
+                report = summary_report(d)
+                why = (
+                    f"it holds {report} but no PNG figure"
+                    if report is not None
+                    else f"no {', '.join(REPORTS)}"
+                )
                 raise PlaceError(
-                    f"{d}: not a run (no manifest.json, no records/ or {ARCHIVE}) and no "
-                    f"subdirectory is one; each RUN_DIR must be {EXPECTED}"
+                    f"{d}: not a run (no manifest.json, no records/ or {ARCHIVE}), no "
+                    f"subdirectory is one, and not a summary ({why}); each RUN_DIR must be "
+                    f"{EXPECTED}"
                 )
         for p in found:
-            if all(p.resolve() != q.resolve() for q in out):
-                out.append(p)
-    return out
+            if all(p.resolve() != q.resolve() for q in runs + summaries):
+                into.append(p)
+    return runs, summaries
 
 
 def _manifest(d: Path) -> dict[str, Any]:
@@ -152,6 +177,7 @@ def load_run(d: Path) -> LoadedRun:
     return LoadedRun(d, manifest, metrics, records, tables, source, plots)
 
 
-def load_runs(dirs: Sequence[str | Path]) -> list[LoadedRun]:
-    """Every run of the arguments (`expand`), loaded (`load_run`)."""
-    return [load_run(d) for d in expand(dirs)]
+def load_inputs(dirs: Sequence[str | Path]) -> tuple[list[LoadedRun], list[LoadedSummary]]:
+    """Every run (`load_run`) and every summary (`load_summary`) of the arguments (`expand`)."""
+    runs, summaries = expand(dirs)
+    return [load_run(d) for d in runs], [load_summary(d) for d in summaries]

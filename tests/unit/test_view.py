@@ -3,8 +3,10 @@
 The browser half is tests/integration/test_view_browser.py. Here: the files are written for
 a recorded run (`experiments/smoke`) and an answer-free population job kept as
 records.tar.xz; data.js is JSON behind one assignment; every record's item has a row and a
-page; the scorecard's cells list exactly their items; bad inputs exit 2 and write nothing;
-`--out` is refused unless `--force`; the same input gives the same bytes.
+page; the scorecard's cells list exactly their items; summary directories (`place compare
+--replications`/`--dose-response`, `place drift`) are shown as their tables and figures, and
+listed nowhere else; bad inputs exit 2 and write nothing; `--out` is refused unless
+`--force`; the same input gives the same bytes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from place.view.tables import parse_markdown
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "smoke" / "smollm2-135m"
 STATE = ROOT / "experiments" / "population" / "study" / "0_state"
+REPLICATIONS = ROOT / "experiments" / "replications" / "summary-smollm2-135m"
+DOSE = ROOT / "experiments" / "population" / "dose-response"
+DRIFT = ROOT / "experiments" / "drift" / "replications"
 
 
 def read_data(site: Path) -> dict[str, Any]:
@@ -255,6 +260,149 @@ def test_a_multirun_root_is_its_runs_and_runs_of_one_trajectory_pair(tmp_path: P
     assert native["difference"] == 0 and native["differing"] == []
 
 
+# -- summary directories ----------------------------------------------------------------
+
+
+def report_tables(path: Path) -> tuple[str, list[dict[str, Any]]]:
+    """A `place compare` report: its `_header line_` and the tables after it."""
+    first, rest = path.read_text(encoding="utf-8").split("\n", 1)
+    assert first.startswith("_") and first.endswith("_")
+    return first[1:-1], [dict(t) for t in parse_markdown(rest)]
+
+
+def test_a_replications_summary_is_its_tables_and_forest_plot(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    assert main(["view", str(REPLICATIONS), "--out", str(out)]) == 0
+    doc = read_data(out)
+    assert doc["runs"] == [] and doc["compare"]["pairs"] == []
+    (summary,) = doc["summaries"]
+    assert summary["kind"] == "Replications" and summary["report"] == "replications.md"
+    assert summary["path"] == str(REPLICATIONS)
+    assert summary["label"] == "Replications summary · summary-smollm2-135m"
+    description, tables = report_tables(REPLICATIONS / "replications.md")
+    assert summary["description"] == description
+    assert description.startswith("Replication study: 10 trajectories")
+    assert summary["tables"] == tables
+    assert [t["title"][:32] for t in tables] == [
+        "Replications: endpoints per cond",
+        "Replications: effect estimates o",
+    ]
+    assert all(t["note"] is None for t in tables)  # the header line is not a table's note
+    endpoints = tables[0]
+    assert endpoints["header"][:3] == ["Condition", "StateCorrectness", "LeakageRate"]
+    assert endpoints["rows"][0][0] == "Append/Native" and len(endpoints["rows"]) == 10
+    assert summary["figures"] == [{"name": "forest.png", "src": "summaries/0/forest.png"}]
+    copied = out / "summaries" / "0" / "forest.png"
+    assert copied.read_bytes() == (REPLICATIONS / "forest.png").read_bytes()
+    assert "summary-smollm2-135m" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_dose_response_summary_beside_a_run_leaves_the_run_as_it_was(
+    tmp_path: Path, smoke_site: Path
+) -> None:
+    out = tmp_path / "site"
+    assert main(["view", str(DOSE), str(SMOKE), "--out", str(out)]) == 0
+    doc, alone = read_data(out), read_data(smoke_site)
+    assert doc["runs"] == alone["runs"]  # items, scorecard: the run's own, no summary in them
+    assert doc["compare"] == alone["compare"]
+    (summary,) = doc["summaries"]
+    assert summary["kind"] == "Dose-response" and summary["report"] == "dose_response.md"
+    description, tables = report_tables(DOSE / "dose_response.md")
+    assert summary["description"] == description and summary["tables"] == tables
+    md = (DOSE / "dose_response.md").read_text(encoding="utf-8")
+    pipe_rows = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    assert sum(len(t["rows"]) + 1 for t in tables) == len(pipe_rows)  # header + rows each
+    assert tables[0]["header"] == [
+        "Condition",
+        "Endpoint",
+        "filler 0",
+        "filler 10",
+        "filler 50",
+        "filler 250",
+        "change (longest − shortest)",
+    ]
+    assert summary["figures"] == [
+        {"name": "dose_response.png", "src": "summaries/0/dose_response.png"}
+    ]
+    copied = out / "summaries" / "0" / "dose_response.png"
+    assert copied.read_bytes() == (DOSE / "dose_response.png").read_bytes()
+    assert (out / "runs" / "0" / "plots").is_dir()  # the run's plots, beside
+
+
+def test_a_distractor_study_and_a_drift_directory_are_summaries(tmp_path: Path) -> None:
+    study = tmp_path / "distractors"
+    study.mkdir()
+    (study / "distractors.md").write_text(
+        "_Distractor study: 1 trajectory_\n\n**Distractors: change by kind**\n\n"
+        "_Note: paired over seeds._\n\n| Condition | Kind | d4 |\n|---|---|---|\n"
+        "| CSS | topic | 0.000 [0.000, 0.000] |\n",
+        encoding="utf-8",
+    )
+    png = (REPLICATIONS / "forest.png").read_bytes()
+    for name in ("distractors_state.png", "distractors_change.png"):
+        (study / name).write_bytes(png)
+    (study / "distractors_summary.csv").write_text("a\n1\n", encoding="utf-8")
+    out = tmp_path / "site"
+    assert main(["view", str(study), str(DRIFT), "--out", str(out)]) == 0
+    first, drift = read_data(out)["summaries"]
+    assert (
+        first["kind"] == "Distractors" and first["description"] == "Distractor study: 1 trajectory"
+    )
+    assert first["tables"] == [
+        {
+            "title": "Distractors: change by kind",
+            "note": "paired over seeds.",
+            "banner": None,
+            "header": ["Condition", "Kind", "d4"],
+            "rows": [["CSS", "topic", "0.000 [0.000, 0.000]"]],
+        }
+    ]
+    assert [f["name"] for f in first["figures"]] == [
+        "distractors_change.png",
+        "distractors_state.png",
+    ]
+    assert drift["kind"] == "Drift" and drift["report"] == "drift.json"
+    cells = json.loads((DRIFT / "drift.json").read_text(encoding="utf-8"))["cells"]
+    table, trajectories = drift["tables"]
+    assert len(table["rows"]) == len(cells) and table["header"][:4] == [
+        "trajectory",
+        "ε",
+        "N",
+        "D_T",
+    ]
+    c = cells[-1]
+    assert table["rows"][-1][:3] == [c["trajectory"], f"{c['eps']:g}", str(c["every"])]
+    assert table["rows"][-1][3].startswith(f"{c['D_T']['estimate']:.3f} [")
+    assert len(trajectories["rows"]) == 10
+    assert "0 violations" in drift["description"]
+    assert (out / "summaries" / "1" / "drift.png").read_bytes() == (
+        DRIFT / "drift.png"
+    ).read_bytes()
+
+
+def test_a_directory_neither_run_nor_summary_is_refused_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    err = _refused(["view", str(empty), "--out", str(out)], capsys, out)
+    assert "not a run" in err and "not a summary" in err
+    assert "a run directory (manifest.json" in err and "a summary directory" in err
+    for name in ("replications.md", "dose_response.md", "distractors.md", "drift.json"):
+        assert name in err
+    no_figure = tmp_path / "no-figure"
+    no_figure.mkdir()
+    shutil.copy(REPLICATIONS / "replications.md", no_figure / "replications.md")
+    err = _refused(["view", str(no_figure), "--out", str(out)], capsys, out)
+    assert "holds replications.md but no PNG figure" in err
+    summary = tmp_path / "summary"
+    shutil.copytree(REPLICATIONS, summary)
+    assert main(["view", str(summary), "--out", str(summary), "--force"]) == 2
+    assert "holds the summary" in capsys.readouterr().err
+    assert (summary / "replications.md").is_file()
+
+
 # -- bad inputs -------------------------------------------------------------------------
 
 
@@ -349,7 +497,7 @@ def test_a_failure_while_writing_leaves_out_as_it_was(
     assert main(["view", str(SMOKE), "--out", str(out)]) == 0
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    def half(into: Path, doc: dict[str, Any], runs: Any) -> None:
+    def half(into: Path, doc: dict[str, Any], runs: Any, summaries: Any = ()) -> None:
         (into / "index.html").write_text("half", encoding="utf-8")
         raise OSError(28, "No space left on device")
 

@@ -123,6 +123,11 @@
       if (what === "items") return pageItems(i);
       if (what === "item") return pageItem(i, parts.slice(3).join("/"));
     }
+    if (parts[0] === "summary" && (DATA.summaries || [])[+parts[1]]) {
+      setNav(null, null);
+      nav.insertBefore(h("span", { class: "muted" }, DATA.summaries[+parts[1]].label + " "), nav.firstChild);
+      return pageSummary(+parts[1]);
+    }
     if (parts[0] === "across") { setNav(null, null); return pageAcross(parts[1], parts.slice(2).join("/")); }
     if (parts[0] === "compare") { setNav(null, "compare"); return pageCompare(); }
     setNav(null, null);
@@ -140,7 +145,10 @@
           hd.answers ? "true" : "false (answer-free)", String(run.rows.length),
           h("span", null, a(runHref(i, "tables"), "tables"), " · ", a(runHref(i, "scorecard"), "scorecard"),
             " · ", a(runHref(i, "items"), "items"))];
-      })));
+      }).concat((DATA.summaries || []).map(function (s, j) {
+        return [a("#/summary/" + j, s.label), code(s.path), h("span", { class: "badge info" }, "summary"),
+          "–", "– (no items)", h("span", null, a("#/summary/" + j, "tables and figures"))];
+      }))));
     if (DATA.runs.length > 1) {
       add(app, h("p", null, a("#/compare", "Compare runs"), " (paired differences of each run from the first, " +
         "and the items the runs share)."));
@@ -217,12 +225,33 @@
     add(app, banners(run));
     if (!run.tables.length) { add(app, h("p", { class: "muted" }, "The run has no tables (run `place report` on it).")); return; }
     add(app, h("p", { class: "muted" }, "From " + run.tables_source + "."));
-    run.tables.forEach(function (t) {
+    resultTables(run.tables);
+  }
+
+  function resultTables(tables) {
+    tables.forEach(function (t) {
       if (t.banner) add(app, h("div", { class: "banner invalid" }, t.banner));
       add(app, h("h2", null, t.title));
       if (t.note) add(app, h("p", { class: "muted" }, "Note: " + t.note));
       add(app, table(t.header, t.rows, "data results"));
     });
+  }
+
+  // -- summaries ------------------------------------------------------------------------
+
+  function pageSummary(j) {
+    var s = DATA.summaries[j];
+    add(app, h("h1", null, s.label));
+    add(app, h("div", { class: "banner", id: "summary-banner" }, "A summary directory (" + s.kind +
+      "): its report's tables and its figures. It holds no records, so no item, scorecard or comparison page lists it."));
+    add(app, kv([["directory", code(s.path)], ["report", code(s.report)]]));
+    if (s.description) add(app, h("p", { id: "summary-description" }, s.description));
+    add(app, h("h2", null, "Figures"));
+    add(app, h("div", { class: "plots", id: "summary-figures" }, s.figures.map(function (p) {
+      return h("figure", null, h("img", { class: "plot", src: p.src, alt: p.name }), h("figcaption", { class: "muted" }, p.name));
+    })));
+    add(app, h("p", { class: "muted" }, "Tables from " + s.report + "."));
+    resultTables(s.tables);
   }
 
   // -- scorecard ------------------------------------------------------------------------
