@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from place.eligibility import (
     ELIGIBILITY_INDEXES,
@@ -34,17 +34,6 @@ __all__ = ["ELIGIBILITY_INDEXES", "NativeRead", "QASCRead", "ReadDecision"]
 if TYPE_CHECKING:
     # The one read-only store protocol (a read policy gets place.memory's read-only view).
     from place.memory.item import ReadOnlyStore
-
-
-class ExposedItem(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def metadata(self) -> dict[str, Any]: ...
-    @property
-    def score(self) -> float: ...
 
 
 @dataclass(frozen=True)
