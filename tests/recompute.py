@@ -1150,3 +1150,13 @@ def recompute(run_dir: Path) -> dict[str, Any]:
         doc["bounded"] = budgets
     doc["bootstrap"] = {"seed": seed, "resamples": resamples}
     return doc
+
+
+def trajectory_interval(values: list[float], seed: int, resamples: int) -> tuple[float, float]:
+    """The documented trajectory bootstrap of a mean (docs/replications.md), written out
+    here independently of the package: resample the values with replacement, R times."""
+    v = np.array(values)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(v), size=(resamples, len(v)))
+    lo, hi = np.percentile(v[idx].mean(axis=1), [2.5, 97.5])
+    return float(lo), float(hi)

@@ -319,14 +319,21 @@ def shown_endpoints(summary: pd.DataFrame, endpoints: Sequence[str] | None = Non
     return list(endpoints)
 
 
-def change_table(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -> Table:
+Lookup = dict[tuple[Any, ...], dict[str, Any]]
+
+
+def change_table(
+    summary: pd.DataFrame, endpoints: Sequence[str] | None = None, *, lookup: Lookup | None = None
+) -> Table:
     """The headline: a row per (condition, endpoint), the dose-0 level, then a column per
-    kind with its paired change at the highest dose."""
+    kind with its paired change at the highest dose. `lookup`: `_lookup(summary)`, when
+    already made (one pass over the summary serves every table)."""
     a = summary.attrs
-    table, top, runs = _lookup(summary), a["doses"][-1], len(a["seeds"])
-    rows = []
+    table = _lookup(summary) if lookup is None else lookup
+    top, runs = a["doses"][-1], len(a["seeds"])
+    shown, rows = shown_endpoints(summary, endpoints), []
     for c in a["conditions"]:
-        for e in shown_endpoints(summary, endpoints):
+        for e in shown:
             level = table.get((BASELINE, 0, "endpoint", "endpoint", c, e))
             cells = [
                 dose_cell(table.get((k, top, "change", "endpoint", c, e)), runs) for k in a["kinds"]
@@ -342,15 +349,23 @@ def change_table(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) 
     )
 
 
-def kind_table(summary: pd.DataFrame, kind: str, endpoints: Sequence[str] | None = None) -> Table:
+def kind_table(
+    summary: pd.DataFrame,
+    kind: str,
+    endpoints: Sequence[str] | None = None,
+    *,
+    lookup: Lookup | None = None,
+) -> Table:
     """One kind: a row per (condition, endpoint), a column per dose (0 first), then the paired
-    change from dose 0 at each dose."""
+    change from dose 0 at each dose. `lookup` as for `change_table`."""
     a = summary.attrs
-    table, runs = _lookup(summary), len(a["seeds"])
-    doses = [d for d in a["doses"] if (kind, d, "endpoint", "endpoint") in {k[:4] for k in table}]
-    rows = []
+    table = _lookup(summary) if lookup is None else lookup
+    runs = len(a["seeds"])
+    measured = {k[1] for k in table if k[0] == kind and k[2] == "endpoint"}
+    doses = [d for d in a["doses"] if d in measured]
+    shown, rows = shown_endpoints(summary, endpoints), []
     for c in a["conditions"]:
-        for e in shown_endpoints(summary, endpoints):
+        for e in shown:
             levels = [dose_cell(table.get((BASELINE, 0, "endpoint", "endpoint", c, e)), runs)]
             levels += [
                 dose_cell(table.get((kind, d, "endpoint", "endpoint", c, e)), runs) for d in doses
@@ -376,9 +391,10 @@ def kind_table(summary: pd.DataFrame, kind: str, endpoints: Sequence[str] | None
 
 
 def distractor_tables(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -> list[Table]:
+    lookup = _lookup(summary)
     return [
-        change_table(summary, endpoints),
-        *(kind_table(summary, k, endpoints) for k in summary.attrs["kinds"]),
+        change_table(summary, endpoints, lookup=lookup),
+        *(kind_table(summary, k, endpoints, lookup=lookup) for k in summary.attrs["kinds"]),
     ]
 
 
@@ -397,9 +413,14 @@ def header_line(summary: pd.DataFrame) -> str:
     )
 
 
-def distractor_markdown(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -> str:
-    """`distractors.md`: the header line, the headline table, then one table per kind."""
-    tables = distractor_tables(summary, endpoints)
+def distractor_markdown(
+    summary: pd.DataFrame,
+    endpoints: Sequence[str] | None = None,
+    tables: Sequence[Table] | None = None,
+) -> str:
+    """`distractors.md`: the header line, the headline table, then one table per kind
+    (`tables`: those of `distractor_tables`, when already made)."""
+    tables = distractor_tables(summary, endpoints) if tables is None else tables
     return "\n".join([f"_{header_line(summary)}_\n", *(to_markdown(t) for t in tables)])
 
 
@@ -424,7 +445,7 @@ def focus_conditions(summary: pd.DataFrame) -> list[str]:
     return keep
 
 
-def distractor_figure(summary: pd.DataFrame, endpoint: str) -> Any:
+def distractor_figure(summary: pd.DataFrame, endpoint: str, *, lookup: Lookup | None = None) -> Any:
     """One panel per kind: per drawn condition (`focus_conditions`), the paired change of
     `endpoint` from dose 0 at each dose with its 95 % interval as error bars, joined by a
     line from 0 at dose 0; doses at equal steps (a categorical axis). A dose without a value
@@ -435,7 +456,7 @@ def distractor_figure(summary: pd.DataFrame, endpoint: str) -> Any:
     drawn = focus_conditions(summary)
     design = Design.from_json(a["design"])
     colors = palette(a["conditions"], design if set(a["conditions"]) <= set(design.names) else None)
-    table = _lookup(summary)
+    table = _lookup(summary) if lookup is None else lookup
     ncols = 4
     nrows = -(-(len(kinds) + 1) // ncols)
     fig, grid = plt.subplots(
@@ -516,12 +537,15 @@ def write_distractors(
     summary."""
     out_dir = Path(out_dir)
     summary = distractor_summary(study)
-    for table in distractor_tables(summary, endpoints):
+    tables = distractor_tables(summary, endpoints)
+    for table in tables:
         atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
-    atomic.write_text(out_dir / "distractors.md", distractor_markdown(summary, endpoints))
+    atomic.write_text(out_dir / "distractors.md", distractor_markdown(summary, tables=tables))
     write_summary_csv(summary, out_dir / "distractors_summary.csv")
     have = set(summary.loc[summary["of_kind"] == "endpoint", "name"])
+    lookup = _lookup(summary)
     for endpoint in FIGURES:
         if endpoint in have:
-            save_png(distractor_figure(summary, endpoint), out_dir / figure_name(endpoint), DPI)
+            fig = distractor_figure(summary, endpoint, lookup=lookup)
+            save_png(fig, out_dir / figure_name(endpoint), DPI)
     return summary

@@ -421,9 +421,14 @@ def header_line(summary: pd.DataFrame) -> str:
     )
 
 
-def dose_markdown(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -> str:
-    """`dose_response.md`: the header line, then both tables."""
-    tables = dose_tables(summary, endpoints)
+def dose_markdown(
+    summary: pd.DataFrame,
+    endpoints: Sequence[str] | None = None,
+    tables: Sequence[Table] | None = None,
+) -> str:
+    """`dose_response.md`: the header line, then both tables (`tables`: those of
+    `dose_tables`, when already made)."""
+    tables = dose_tables(summary, endpoints) if tables is None else tables
     return "\n".join([f"_{header_line(summary)}_\n", *(to_markdown(t) for t in tables)])
 
 
@@ -535,9 +540,10 @@ def write_dose(
     precision, `values` as a JSON list) and `dose_response.png`. Returns the summary."""
     out_dir = Path(out_dir)
     summary = dose_summary(groups)
-    for table in dose_tables(summary, endpoints):
+    tables = dose_tables(summary, endpoints)
+    for table in tables:
         atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
-    atomic.write_text(out_dir / "dose_response.md", dose_markdown(summary, endpoints))
+    atomic.write_text(out_dir / "dose_response.md", dose_markdown(summary, tables=tables))
     write_summary_csv(summary, out_dir / "dose_response_summary.csv")
     save_png(dose_figure(summary, endpoints), out_dir / "dose_response.png", DPI)
     return summary

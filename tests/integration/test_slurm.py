@@ -129,6 +129,19 @@ def finish(
     return out
 
 
+def compare(*args: str) -> None:
+    """`place compare ARGS`, which must succeed."""
+    done = subprocess.run(
+        [*PLACE, "compare", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def read(path: Path) -> Any:
     return json.loads(path.read_text())
 
@@ -217,15 +230,7 @@ def test_replication_study_as_one_job_array(slurm: Cluster, tmp_path: Path) -> N
         ([sweep], ours),
         ([STUDY / f"{s}_smollm2-135m" for s in ARRAY_SEEDS], theirs),
     ):
-        done = subprocess.run(
-            [*PLACE, "compare", "--replications", *map(str, dirs), "--out", str(out)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+        compare("--replications", *map(str, dirs), "--out", str(out))
     table = (ours / "replications.md").read_text()
     assert "3 trajectories" in table
     assert table == (theirs / "replications.md").read_text()
@@ -358,14 +363,7 @@ def test_distractor_study_in_one_command(slurm: Cluster, tmp_path: Path) -> None
     logs = job_logs(sweep / "baseline") + job_logs(sweep / "distracted")
     assert logs.count("complete already, skipped") == 2, logs[-3000:]
     out = tmp_path / "dose"
-    parts = [str(sweep / "baseline"), str(sweep / "distracted")]
-    done = subprocess.run(
-        [*PLACE, "compare", "--dose-response", *parts, "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    compare(
+        "--dose-response", str(sweep / "baseline"), str(sweep / "distracted"), "--out", str(out)
     )
-    assert done.returncode == 0, done.stdout + done.stderr
     assert "kinds entity at doses 4" in (out / "distractors.md").read_text()

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from recompute import trajectory_interval
 
 from place.errors import PlaceError
 from place.report import distractors as dis
@@ -84,15 +85,6 @@ def row(summary: pd.DataFrame, distractor: str, dose: int, kind: str, name: str)
     return hit.iloc[0]
 
 
-def interval(values: list[float], seed: int, resamples: int) -> tuple[float, float]:
-    """The documented trajectory bootstrap, written out here independently of the package."""
-    v = np.array(values)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(v), size=(resamples, len(v)))
-    lo, hi = np.percentile(v[idx].mean(axis=1), [2.5, 97.5])
-    return float(lo), float(hi)
-
-
 def test_runs_are_grouped_by_kind_and_dose_with_dose_0_shared() -> None:
     docs = study_docs()
     random.Random(5).shuffle(docs)
@@ -114,7 +106,7 @@ def test_the_change_from_dose_0_is_paired_over_seeds() -> None:
             diffs = [b - a for a, b in zip(SC[(None, 0)], SC[(k, d)], strict=True)]
             r = row(summary, k, d, "change", "state_correctness")
             assert r["mean"] == pytest.approx(np.mean(diffs))
-            assert (r["lo"], r["hi"]) == pytest.approx(interval(diffs, *BOOT))
+            assert (r["lo"], r["hi"]) == pytest.approx(trajectory_interval(diffs, *BOOT))
             assert r["values"] == pytest.approx(diffs)
             level = row(summary, k, d, "endpoint", "state_correctness")
             assert level["mean"] == pytest.approx(np.mean(SC[(k, d)]))

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
+from recompute import trajectory_interval
 
 from place.cli import main
 from place.design import Design
@@ -82,15 +83,6 @@ def row(summary: pd.DataFrame, filler: int, kind: str, cond: str | None, name: s
     ]
     assert len(hit) == 1, (filler, kind, cond, name)
     return hit.iloc[0]
-
-
-def interval(values: list[float], seed: int, resamples: int) -> tuple[float, float]:
-    """The documented trajectory bootstrap, written out here independently of the package."""
-    v = np.array(values)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(v), size=(resamples, len(v)))
-    lo, hi = np.percentile(v[idx].mean(axis=1), [2.5, 97.5])
-    return float(lo), float(hi)
 
 
 BOOT = (BASE[0].bootstrap.seed, BASE[0].bootstrap.resamples)
@@ -206,7 +198,7 @@ def test_per_length_rows_are_the_trajectory_summary_in_seed_order() -> None:
     r = row(s, 500, "endpoint", CONDITION, "exposure_rate")
     assert r["values"] == [0.5, 0.2, 0.9, 0.44]  # seed order, though handed in reverse
     assert r["n"] == 4 and r["mean"] == pytest.approx(0.51)
-    assert (r["lo"], r["hi"]) == interval([0.5, 0.2, 0.9, 0.44], *BOOT)  # exactly
+    assert (r["lo"], r["hi"]) == trajectory_interval([0.5, 0.2, 0.9, 0.44], *BOOT)  # exactly
     assert (r["min"], r["max"]) == (0.2, 0.9)
     committed = [BASE[s].conditions["Append/Native"].state_correctness for s in SEEDS]
     assert row(s, 100, "endpoint", "Append/Native", "state_correctness")["values"] == committed
@@ -223,7 +215,7 @@ def test_the_change_is_paired_over_the_seeds_present_at_both_ends() -> None:
     assert change["values"] == [0.5 - 0.1, None, 0.9 - 0.3, 0.44 - short[3]]
     assert change["n"] == 3 and change["of_kind"] == "endpoint"
     assert change["mean"] == pytest.approx(np.mean(d))
-    assert (change["lo"], change["hi"]) == interval(d, *BOOT)
+    assert (change["lo"], change["hi"]) == trajectory_interval(d, *BOOT)
     # Paired: not the difference of the two lengths' own means (which uses seed 1 at 500).
     unpaired = row(s, 500, "endpoint", CONDITION, "exposure_rate")["mean"] - np.mean(
         [x for x in short if x is not None]
@@ -252,10 +244,10 @@ def test_cells_show_the_mean_interval_and_missing_trajectories() -> None:
     names = [r[1] for r in table.rows if r[0] == CONDITION]
     assert names == ["StateCorrectness", "NeededSupport", "ExposureRate", "DeletionResidue"]
     cells = next(r for r in table.rows if r[:2] == [CONDITION, "ExposureRate"])
-    lo, hi = interval([0.5, 0.2, 0.9, 0.44], *BOOT)
+    lo, hi = trajectory_interval([0.5, 0.2, 0.9, 0.44], *BOOT)
     assert cells[4] == f"0.510 [{lo:.3f}, {hi:.3f}]"  # set by hand: (0.5 + 0.2 + 0.9 + 0.44) / 4
     short = [0.1, 0.3, BASE[3].conditions[CONDITION].exposure_rate]
-    lo0, hi0 = interval(short, *BOOT)
+    lo0, hi0 = trajectory_interval(short, *BOOT)
     assert cells[2] == f"{np.mean(short):.3f} [{lo0:.3f}, {hi0:.3f}] n=3"
     assert cells[5].endswith(" n=3")
     assert [r[0] for r in dose_effects_table(s).rows][:2] == ["StateGain_Append", "LeakageDrop"]
@@ -356,7 +348,9 @@ def test_written_files_are_complete_and_byte_identical(tmp_path: Path) -> None:
         & (full["name"] == "exposure_rate")
     ]
     assert json.loads(hit["values"].iloc[0]) == [0.5, 0.2, 0.9, 0.44]
-    assert hit["lo"].iloc[0] == interval([0.5, 0.2, 0.9, 0.44], *BOOT)[0]  # full precision
+    assert (
+        hit["lo"].iloc[0] == trajectory_interval([0.5, 0.2, 0.9, 0.44], *BOOT)[0]
+    )  # full precision
     endpoints = (tmp_path / "a" / "dose_response_endpoints.csv").read_text(encoding="utf-8")
     assert endpoints.splitlines()[0].startswith("Condition,Endpoint,filler 0,filler 100")
 
