@@ -390,8 +390,10 @@ def kind_table(
     )
 
 
-def distractor_tables(summary: pd.DataFrame, endpoints: Sequence[str] | None = None) -> list[Table]:
-    lookup = _lookup(summary)
+def distractor_tables(
+    summary: pd.DataFrame, endpoints: Sequence[str] | None = None, *, lookup: Lookup | None = None
+) -> list[Table]:
+    lookup = lookup if lookup is not None else _lookup(summary)
     return [
         change_table(summary, endpoints, lookup=lookup),
         *(kind_table(summary, k, endpoints, lookup=lookup) for k in summary.attrs["kinds"]),
@@ -537,13 +539,13 @@ def write_distractors(
     summary."""
     out_dir = Path(out_dir)
     summary = distractor_summary(study)
-    tables = distractor_tables(summary, endpoints)
+    lookup = _lookup(summary)  # one pass over the summary serves every table and figure
+    tables = distractor_tables(summary, endpoints, lookup=lookup)
     for table in tables:
         atomic.write_text(out_dir / f"{table.name}.csv", to_csv(table))
     atomic.write_text(out_dir / "distractors.md", distractor_markdown(summary, tables=tables))
     write_summary_csv(summary, out_dir / "distractors_summary.csv")
     have = set(summary.loc[summary["of_kind"] == "endpoint", "name"])
-    lookup = _lookup(summary)
     for endpoint in FIGURES:
         if endpoint in have:
             fig = distractor_figure(summary, endpoint, lookup=lookup)
