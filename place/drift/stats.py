@@ -12,6 +12,7 @@ bound are reported beside the values Theorem 1 leads one to expect, never tested
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,20 @@ def _interval(draws: np.ndarray) -> list[float] | None:
     return list(percentile_interval(draws)) if draws.size else None
 
 
+def _row_sums(m: np.ndarray) -> np.ndarray:
+    """Correctly rounded sum of each row. A BLAS product (`@`) sums in an order that depends
+    on the CPU's kernels, so its last bits differ between machines (CI found the recorded
+    slope differing in the 16th digit); math.fsum's rounding does not depend on the order."""
+    return np.array([math.fsum(row) for row in m], dtype=float)
+
+
 def _slope(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Least-squares slope of each row of `y` on `x` (NaN with fewer than two points)."""
     if x.size < 2:
         return np.full(y.shape[0], np.nan)
-    xc = x - x.mean()
-    return (y - y.mean(axis=1, keepdims=True)) @ xc / float(xc @ xc)
+    xc = x - math.fsum(x) / x.size
+    yc = y - (_row_sums(y) / x.size)[:, None]
+    return _row_sums(yc * xc) / math.fsum(xc * xc)
 
 
 def _estimate(value: float) -> float | None:
@@ -73,17 +82,13 @@ def cell(
     delta_twin = _matrix(twin_rows, seeds, horizon, "delta")
     rng = np.random.default_rng(bootstrap_seed)
     # Each resample as seed multiplicities: its mean curve is a weighted mean of the rows.
-    weights = (
-        np.stack(
-            [
-                np.bincount(row, minlength=seeds)
-                for row in rng.integers(0, seeds, (resamples, seeds))
-            ]
-        ).astype(float)
-        / seeds
-    )
+    # The multiplicities stay integers, so `counts @ d` (D is a count) is exact whatever
+    # order the CPU sums in, and the one division by `seeds` rounds the same everywhere.
+    counts = np.stack(
+        [np.bincount(row, minlength=seeds) for row in rng.integers(0, seeds, (resamples, seeds))]
+    ).astype(float)
     mean = d.mean(axis=0)
-    boot = weights @ d
+    boot = (counts @ d) / seeds
     t = np.arange(1, horizon + 1, dtype=float)
     start = max(every, 1)
     window = t >= start
@@ -113,7 +118,7 @@ def cell(
         "delta_T": float(delta[:, -1].mean()),
         "delta_time_mean": float(delta.mean()),
         "delta_twin_T": float(delta_twin[:, -1].mean()),
-        "delta_T_minus_twin": _stat(gap.mean(), weights @ gap),
+        "delta_T_minus_twin": _stat(gap.mean(), _row_sums(counts * gap) / seeds),
         "expected": {
             "eps_T": eps * horizon,
             "N_eps": every * eps if every else None,
