@@ -26,7 +26,7 @@ from place.trajectory.model import DISTRACTOR_KINDS
 
 ROOT = Path(__file__).parents[2]
 BASE = ROOT / "experiments" / "population" / "distractors"
-N = 13
+N = 19
 """Seeds recorded so far (the study resumes seed by seed: experiments/README.md)."""
 SEEDS = range(N)
 DOSES = (4, 16, 64)
